@@ -1,0 +1,422 @@
+"""Export requests to rows: pure functions from protobuf bytes to Arrow tables.
+
+:func:`decode_traces` and :func:`decode_logs` parse one ``Export*ServiceRequest``, check
+every item, and return the valid ones as an Arrow table shaped like ``otlp_spans`` /
+``otlp_log_records`` together with a count and explanation of the rejected ones (which
+the receivers report as ``partial_success``). They touch no database and no globals, so
+they can run on any thread.
+
+Promoted columns (first attribute present wins; span attributes before resource ones):
+
+=================  ===========================================================================
+column             sources
+=================  ===========================================================================
+service_name       resource ``service.name``
+service_version    resource ``service.version``
+operation          ``gen_ai.operation.name``; ``openinference.span.kind`` (lower case);
+                   ``traceloop.span.kind``; ``llm.request.type``
+conversation_id    ``gen_ai.conversation.id``, ``session.id``, ``conversation.id``, ``thread.id``
+agent_name         ``gen_ai.agent.name``, ``agent.name``, ``agent_name``
+agent_version      ``gen_ai.agent.version``
+request_model      ``gen_ai.request.model``, ``llm.model_name``, ``llm.request.model``
+response_model     ``gen_ai.response.model``, ``llm.response.model``
+provider           ``gen_ai.provider.name``, ``gen_ai.system``, ``llm.system``, ``llm.provider``
+tool_name          ``gen_ai.tool.name``, ``tool.name``
+tool_call_id       ``gen_ai.tool.call.id``, ``tool_call.id``
+input_tokens       ``gen_ai.usage.input_tokens``, ``llm.token_count.prompt``,
+                   ``gen_ai.usage.prompt_tokens``
+output_tokens      ``gen_ai.usage.output_tokens``, ``llm.token_count.completion``,
+                   ``gen_ai.usage.completion_tokens``
+error_type         ``error.type``; else ``exception.type`` of the first ``exception`` event
+=================  ===========================================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import orjson
+import pyarrow as pa
+from google.protobuf.message import DecodeError
+from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from collector.errors import InvalidRequest
+from collector.values import attributes_to_json, value_to_json
+
+Signal = Literal["traces", "logs"]
+MAX_EXPLAINED = 10
+"""Rejected items explained one by one in partial_success; the rest are counted."""
+
+_ZERO_TRACE = bytes(16)
+_ZERO_SPAN = bytes(8)
+
+_OPERATION_KEYS = ("gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind",
+                   "llm.request.type")
+_CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "thread.id")
+_AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "agent_name")
+_AGENT_VERSION_KEYS = ("gen_ai.agent.version",)
+_REQUEST_MODEL_KEYS = ("gen_ai.request.model", "llm.model_name", "llm.request.model")
+_RESPONSE_MODEL_KEYS = ("gen_ai.response.model", "llm.response.model")
+_PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.system", "llm.provider")
+_TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
+_TOOL_CALL_ID_KEYS = ("gen_ai.tool.call.id", "tool_call.id")
+_INPUT_TOKEN_KEYS = ("gen_ai.usage.input_tokens", "llm.token_count.prompt",
+                     "gen_ai.usage.prompt_tokens")
+_OUTPUT_TOKEN_KEYS = ("gen_ai.usage.output_tokens", "llm.token_count.completion",
+                      "gen_ai.usage.completion_tokens")
+
+_U64 = pa.uint64()
+_U32 = pa.uint32()
+_U8 = pa.uint8()
+_I64 = pa.int64()
+_STR = pa.string()
+
+SPAN_SCHEMA = pa.schema([
+    ("tid_hi", _U64), ("tid_lo", _U64), ("sid", _U64),
+    ("trace_id", _STR), ("span_id", _STR), ("parent_span_id", _STR), ("trace_state", _STR),
+    ("flags", _U32), ("name", _STR), ("kind", _U8),
+    ("start_time_unix_nano", _U64), ("end_time_unix_nano", _U64),
+    ("status_code", _U8), ("status_message", _STR),
+    ("attributes", _STR), ("dropped_attributes_count", _U32),
+    ("events", _STR), ("dropped_events_count", _U32),
+    ("links", _STR), ("dropped_links_count", _U32),
+    ("resource_attributes", _STR), ("resource_dropped_attributes_count", _U32),
+    ("resource_schema_url", _STR),
+    ("scope_name", _STR), ("scope_version", _STR), ("scope_attributes", _STR),
+    ("scope_dropped_attributes_count", _U32), ("scope_schema_url", _STR),
+    ("service_name", _STR), ("service_version", _STR), ("operation", _STR),
+    ("conversation_id", _STR), ("agent_name", _STR), ("agent_version", _STR),
+    ("request_model", _STR), ("response_model", _STR), ("provider", _STR),
+    ("tool_name", _STR), ("tool_call_id", _STR),
+    ("input_tokens", _I64), ("output_tokens", _I64), ("error_type", _STR),
+    ("received_unix_nano", _U64),
+])
+"""Column order and types of an otlp_spans batch."""
+
+LOG_SCHEMA = pa.schema([
+    ("key_hi", _U64), ("key_lo", _U64),
+    ("time_unix_nano", _U64), ("observed_time_unix_nano", _U64),
+    ("severity_number", pa.int32()), ("severity_text", _STR), ("event_name", _STR),
+    ("body", _STR), ("attributes", _STR), ("dropped_attributes_count", _U32),
+    ("flags", _U32), ("trace_id", _STR), ("span_id", _STR),
+    ("resource_attributes", _STR), ("resource_dropped_attributes_count", _U32),
+    ("resource_schema_url", _STR),
+    ("scope_name", _STR), ("scope_version", _STR), ("scope_attributes", _STR),
+    ("scope_dropped_attributes_count", _U32), ("scope_schema_url", _STR),
+    ("service_name", _STR), ("service_version", _STR), ("conversation_id", _STR),
+    ("received_unix_nano", _U64),
+])
+"""Column order and types of an otlp_log_records batch."""
+
+
+@dataclass(frozen=True)
+class DecodedBatch:
+    """One export request, checked and turned into rows."""
+
+    signal: Signal
+    """Which table the rows go to: ``traces`` → otlp_spans, ``logs`` → otlp_log_records."""
+    rows: pa.Table
+    """The valid items, shaped like SPAN_SCHEMA or LOG_SCHEMA."""
+    received: int
+    """Items in the request."""
+    rejected: int
+    """Items refused for unusable content (not stored)."""
+    problems: tuple[str, ...] = field(default=())
+    """Why items were refused: the first MAX_EXPLAINED, each naming the item."""
+    payload_bytes: int = 0
+    """Size of the request as decoded (after decompression)."""
+    received_unix_nano: int = 0
+    """When the request arrived."""
+
+    def rejection_message(self) -> str:
+        """The ``partial_success.error_message`` for this request ('' when nothing was refused)."""
+        if not self.rejected:
+            return ""
+        more = self.rejected - len(self.problems)
+        text = "; ".join(self.problems)
+        if more > 0:
+            text += f"; and {more} more"
+        return f"{self.rejected} of {self.received} rejected: {text}"
+
+
+def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
+    for key in keys:
+        value = attrs.get(key)
+        if value is not None:
+            return value
+    return None
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            return None
+    return None
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _operation(attrs: Mapping[str, Any]) -> str | None:
+    value = _text(_first(attrs, _OPERATION_KEYS))
+    return value.lower() if value else None
+
+
+def _resource_fields(resource: Any) -> tuple[dict[str, Any], str]:
+    attrs = attributes_to_json(resource.attributes)
+    return attrs, _dumps(attrs)
+
+
+def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
+    """Parse an ExportTraceServiceRequest and turn its valid spans into rows.
+
+    Raises InvalidRequest when the bytes are not a protobuf ExportTraceServiceRequest.
+    """
+    request = ExportTraceServiceRequest()
+    try:
+        request.ParseFromString(payload)
+    except DecodeError as exc:
+        raise InvalidRequest(
+            f"the body is not a valid protobuf ExportTraceServiceRequest ({exc}); send "
+            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
+        ) from None
+    columns: dict[str, list[Any]] = {name: [] for name in SPAN_SCHEMA.names}
+    c = columns  # short alias for the hot loop
+    received = rejected = 0
+    problems: list[str] = []
+    for r_index, resource_spans in enumerate(request.resource_spans):
+        resource = resource_spans.resource
+        r_attrs, r_json = _resource_fields(resource)
+        r_dropped = resource.dropped_attributes_count
+        r_schema = resource_spans.schema_url or None
+        service_name = _text(r_attrs.get("service.name"))
+        service_version = _text(r_attrs.get("service.version"))
+        for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+            scope = scope_spans.scope
+            s_json = _dumps(attributes_to_json(scope.attributes))
+            s_name = scope.name or None
+            s_version = scope.version or None
+            s_dropped = scope.dropped_attributes_count
+            s_schema = scope_spans.schema_url or None
+            for i_index, span in enumerate(scope_spans.spans):
+                received += 1
+                trace_id = span.trace_id
+                span_id = span.span_id
+                parent = span.parent_span_id
+                problem = _check_span_ids(trace_id, span_id, parent)
+                if problem:
+                    rejected += 1
+                    if len(problems) < MAX_EXPLAINED:
+                        problems.append(
+                            f"span {span.name!r} (resource {r_index}, scope {s_index}, "
+                            f"span {i_index}): {problem}"
+                        )
+                    continue
+                attrs = attributes_to_json(span.attributes)
+                events = []
+                error_type = _text(attrs.get("error.type"))
+                for event in span.events:
+                    e_attrs = attributes_to_json(event.attributes)
+                    if error_type is None and event.name == "exception":
+                        error_type = _text(e_attrs.get("exception.type"))
+                    events.append({
+                        "time_unix_nano": event.time_unix_nano,
+                        "name": event.name,
+                        "attributes": e_attrs,
+                        "dropped_attributes_count": event.dropped_attributes_count,
+                    })
+                links = [
+                    {
+                        "trace_id": link.trace_id.hex(),
+                        "span_id": link.span_id.hex(),
+                        "trace_state": link.trace_state,
+                        "attributes": attributes_to_json(link.attributes),
+                        "dropped_attributes_count": link.dropped_attributes_count,
+                        "flags": link.flags,
+                    }
+                    for link in span.links
+                ]
+                c["tid_hi"].append(int.from_bytes(trace_id[:8]))
+                c["tid_lo"].append(int.from_bytes(trace_id[8:]))
+                c["sid"].append(int.from_bytes(span_id))
+                c["trace_id"].append(trace_id.hex())
+                c["span_id"].append(span_id.hex())
+                c["parent_span_id"].append(
+                    parent.hex() if parent and parent != _ZERO_SPAN else None
+                )
+                c["trace_state"].append(span.trace_state or None)
+                c["flags"].append(span.flags)
+                c["name"].append(span.name)
+                c["kind"].append(span.kind)
+                c["start_time_unix_nano"].append(span.start_time_unix_nano)
+                c["end_time_unix_nano"].append(span.end_time_unix_nano)
+                status = span.status
+                c["status_code"].append(status.code)
+                c["status_message"].append(status.message or None)
+                c["attributes"].append(_dumps(attrs))
+                c["dropped_attributes_count"].append(span.dropped_attributes_count)
+                c["events"].append(_dumps(events))
+                c["dropped_events_count"].append(span.dropped_events_count)
+                c["links"].append(_dumps(links))
+                c["dropped_links_count"].append(span.dropped_links_count)
+                c["resource_attributes"].append(r_json)
+                c["resource_dropped_attributes_count"].append(r_dropped)
+                c["resource_schema_url"].append(r_schema)
+                c["scope_name"].append(s_name)
+                c["scope_version"].append(s_version)
+                c["scope_attributes"].append(s_json)
+                c["scope_dropped_attributes_count"].append(s_dropped)
+                c["scope_schema_url"].append(s_schema)
+                c["service_name"].append(service_name)
+                c["service_version"].append(service_version)
+                c["operation"].append(_operation(attrs))
+                c["conversation_id"].append(
+                    _text(_first(attrs, _CONVERSATION_KEYS) or _first(r_attrs, _CONVERSATION_KEYS))
+                )
+                c["agent_name"].append(_text(_first(attrs, _AGENT_NAME_KEYS)))
+                c["agent_version"].append(_text(_first(attrs, _AGENT_VERSION_KEYS)))
+                c["request_model"].append(_text(_first(attrs, _REQUEST_MODEL_KEYS)))
+                c["response_model"].append(_text(_first(attrs, _RESPONSE_MODEL_KEYS)))
+                c["provider"].append(_text(_first(attrs, _PROVIDER_KEYS)))
+                c["tool_name"].append(_text(_first(attrs, _TOOL_NAME_KEYS)))
+                c["tool_call_id"].append(_text(_first(attrs, _TOOL_CALL_ID_KEYS)))
+                c["input_tokens"].append(_integer(_first(attrs, _INPUT_TOKEN_KEYS)))
+                c["output_tokens"].append(_integer(_first(attrs, _OUTPUT_TOKEN_KEYS)))
+                c["error_type"].append(error_type)
+                c["received_unix_nano"].append(received_unix_nano)
+    rows = pa.Table.from_pydict(columns, schema=SPAN_SCHEMA)
+    return DecodedBatch("traces", rows, received, rejected, tuple(problems), len(payload),
+                        received_unix_nano)
+
+
+def _check_span_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str | None:
+    if not trace_id:
+        return "trace_id is missing (or, in OTLP/JSON, not a hex string)"
+    if len(trace_id) != 16:
+        return f"trace_id has {len(trace_id)} bytes, expected 16"
+    if trace_id == _ZERO_TRACE:
+        return "trace_id is all zeros"
+    if not span_id:
+        return "span_id is missing (or, in OTLP/JSON, not a hex string)"
+    if len(span_id) != 8:
+        return f"span_id has {len(span_id)} bytes, expected 8"
+    if span_id == _ZERO_SPAN:
+        return "span_id is all zeros"
+    if parent and len(parent) != 8:
+        return f"parent_span_id has {len(parent)} bytes, expected 8 or none"
+    return None
+
+
+def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
+    """Parse an ExportLogsServiceRequest and turn its valid log records into rows.
+
+    A record's identity (for de-duplication) is a 128-bit BLAKE2b hash of its serialized
+    form together with its resource and scope. Raises InvalidRequest for bytes that are not
+    an ExportLogsServiceRequest.
+    """
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(payload)
+    except DecodeError as exc:
+        raise InvalidRequest(
+            f"the body is not a valid protobuf ExportLogsServiceRequest ({exc}); send "
+            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
+        ) from None
+    columns: dict[str, list[Any]] = {name: [] for name in LOG_SCHEMA.names}
+    c = columns
+    received = rejected = 0
+    problems: list[str] = []
+    for r_index, resource_logs in enumerate(request.resource_logs):
+        resource = resource_logs.resource
+        r_attrs, r_json = _resource_fields(resource)
+        r_identity = resource.SerializeToString() + resource_logs.schema_url.encode()
+        service_name = _text(r_attrs.get("service.name"))
+        service_version = _text(r_attrs.get("service.version"))
+        for s_index, scope_logs in enumerate(resource_logs.scope_logs):
+            scope = scope_logs.scope
+            s_json = _dumps(attributes_to_json(scope.attributes))
+            s_identity = r_identity + scope.SerializeToString()
+            for i_index, record in enumerate(scope_logs.log_records):
+                received += 1
+                trace_id = record.trace_id
+                span_id = record.span_id
+                problem = None
+                if trace_id and len(trace_id) != 16:
+                    problem = f"trace_id has {len(trace_id)} bytes, expected 16 or none"
+                elif span_id and len(span_id) != 8:
+                    problem = f"span_id has {len(span_id)} bytes, expected 8 or none"
+                if problem:
+                    rejected += 1
+                    if len(problems) < MAX_EXPLAINED:
+                        problems.append(
+                            f"log record (resource {r_index}, scope {s_index}, "
+                            f"record {i_index}): {problem}"
+                        )
+                    continue
+                digest = hashlib.blake2b(
+                    s_identity + record.SerializeToString(), digest_size=16
+                ).digest()
+                attrs = attributes_to_json(record.attributes)
+                event_name = record.event_name or _text(attrs.get("event.name"))
+                c["key_hi"].append(int.from_bytes(digest[:8]))
+                c["key_lo"].append(int.from_bytes(digest[8:]))
+                c["time_unix_nano"].append(record.time_unix_nano)
+                c["observed_time_unix_nano"].append(record.observed_time_unix_nano)
+                c["severity_number"].append(record.severity_number)
+                c["severity_text"].append(record.severity_text or None)
+                c["event_name"].append(event_name or None)
+                c["body"].append(
+                    _dumps(value_to_json(record.body)) if record.HasField("body") else None
+                )
+                c["attributes"].append(_dumps(attrs))
+                c["dropped_attributes_count"].append(record.dropped_attributes_count)
+                c["flags"].append(record.flags)
+                c["trace_id"].append(
+                    trace_id.hex() if trace_id and trace_id != _ZERO_TRACE else None
+                )
+                c["span_id"].append(span_id.hex() if span_id and span_id != _ZERO_SPAN else None)
+                c["resource_attributes"].append(r_json)
+                c["resource_dropped_attributes_count"].append(resource.dropped_attributes_count)
+                c["resource_schema_url"].append(resource_logs.schema_url or None)
+                c["scope_name"].append(scope.name or None)
+                c["scope_version"].append(scope.version or None)
+                c["scope_attributes"].append(s_json)
+                c["scope_dropped_attributes_count"].append(scope.dropped_attributes_count)
+                c["scope_schema_url"].append(scope_logs.schema_url or None)
+                c["service_name"].append(service_name)
+                c["service_version"].append(service_version)
+                c["conversation_id"].append(
+                    _text(_first(attrs, _CONVERSATION_KEYS) or _first(r_attrs, _CONVERSATION_KEYS))
+                )
+                c["received_unix_nano"].append(received_unix_nano)
+    rows = pa.Table.from_pydict(columns, schema=LOG_SCHEMA)
+    return DecodedBatch("logs", rows, received, rejected, tuple(problems), len(payload),
+                        received_unix_nano)
+
+
+def decode(signal: Signal, payload: bytes, received_unix_nano: int) -> DecodedBatch:
+    """Decode a request of either signal."""
+    if signal == "traces":
+        return decode_traces(payload, received_unix_nano)
+    return decode_logs(payload, received_unix_nano)

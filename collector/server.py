@@ -1,0 +1,217 @@
+"""The collector service: both receivers, the intake and the writer in one process.
+
+:class:`Collector` runs on an asyncio loop: ``start`` binds the ports (port 0 picks free
+ones) and returns the bound addresses; ``stop`` stops accepting, lets in-flight exports
+finish, commits everything queued and checkpoints the store. :func:`run_forever` is what
+``tracemill serve`` runs: it stops on SIGTERM or SIGINT. :class:`CollectorThread` runs a
+collector on a background thread, for embedding and tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import grpc
+import uvicorn
+
+from collector.grpc_server import OtlpGrpcReceiver, server_credentials
+from collector.http_server import OtlpHttpApp
+from collector.intake import Intake
+from collector.metrics import Metrics
+from collector.stats import store_stats
+from collector.writer import Writer
+from tracemill.config import Settings, split_address
+from tracemill.errors import TracemillError
+from tracemill.store import Store
+
+log = logging.getLogger("tracemill.collector")
+
+
+@dataclass(frozen=True)
+class BoundAddresses:
+    """Where the receivers listen once started."""
+
+    grpc: str
+    """host:port of OTLP/gRPC."""
+    http: str
+    """host:port of OTLP/HTTP, /healthz, /readyz and /metrics."""
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: the collector owns shutdown."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class Collector:
+    """One collector: receivers, intake and writer over an open store."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.settings = settings
+        self.store = store
+        self.metrics = Metrics()
+        self.writer = Writer(
+            store, self.metrics,
+            max_queue_bytes=settings.max_queue_bytes,
+            max_commit_items=settings.max_commit_items,
+            retry_after=settings.retry_after_seconds,
+        )
+        self._executor = (
+            ThreadPoolExecutor(settings.decode_workers, thread_name_prefix="tracemill-decode")
+            if settings.decode_workers else None
+        )
+        self.intake = Intake(self.writer, self.metrics, self._executor)
+        token = settings.auth_token.get_secret_value() if settings.auth_token else None
+        self._grpc_receiver = OtlpGrpcReceiver(self.intake, token)
+        self._http_app = OtlpHttpApp(
+            self.intake, self.metrics, auth_token=token,
+            max_message_bytes=settings.max_message_bytes, ready=lambda: self.writer.running,
+            stats=lambda: store_stats(store).model_dump_json(),
+        )
+        self._grpc: grpc.aio.Server | None = None
+        self._http: _Uvicorn | None = None
+        self._http_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> BoundAddresses:
+        """Start the writer and both receivers; return where they listen."""
+        self.writer.start()
+        grpc_address = await self._start_grpc()
+        http_address = await self._start_http()
+        bound = BoundAddresses(grpc=grpc_address, http=http_address)
+        log.info("collector listening", extra={"fields": {
+            "grpc": bound.grpc, "http": bound.http, "db": str(self.store.path),
+            "tls": self.settings.tls_cert is not None,
+            "auth": self.settings.auth_token is not None}})
+        return bound
+
+    async def _start_grpc(self) -> str:
+        settings = self.settings
+        limit = settings.max_message_bytes
+        server = grpc.aio.server(options=[
+            ("grpc.max_receive_message_length", limit),
+            ("grpc.max_send_message_length", limit),
+        ])
+        server.add_generic_rpc_handlers(self._grpc_receiver.handlers())
+        host, port = split_address(settings.grpc_address)
+        target = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        try:
+            if settings.tls_cert and settings.tls_key:
+                bound_port = server.add_secure_port(
+                    target, server_credentials(settings.tls_cert, settings.tls_key))
+            else:
+                bound_port = server.add_insecure_port(target)
+        except RuntimeError as exc:
+            raise TracemillError(
+                f"cannot listen for OTLP/gRPC on {settings.grpc_address} ({exc}); is another "
+                "collector running? Choose another --grpc-address (port 0 picks a free one)"
+            ) from None
+        await server.start()
+        self._grpc = server
+        return f"{host}:{bound_port}"
+
+    async def _start_http(self) -> str:
+        settings = self.settings
+        host, port = split_address(settings.http_address)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        try:
+            sock = socket.create_server((host, port), family=family, reuse_port=False)
+        except OSError as exc:
+            raise TracemillError(
+                f"cannot listen for OTLP/HTTP on {settings.http_address} ({exc.strerror}); "
+                "choose another --http-address (port 0 picks a free one)"
+            ) from None
+        config = uvicorn.Config(
+            self._http_app, log_level="warning", access_log=False, lifespan="off",
+            ssl_certfile=str(settings.tls_cert) if settings.tls_cert else None,
+            ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
+            timeout_graceful_shutdown=10,
+        )
+        server = _Uvicorn(config)
+        self._http = server
+        self._http_task = asyncio.create_task(server.serve(sockets=[sock]))
+        while not server.started:
+            if self._http_task.done():
+                self._http_task.result()
+                raise TracemillError(f"the HTTP receiver on {settings.http_address} stopped")
+            await asyncio.sleep(0.01)
+        return f"{host}:{sock.getsockname()[1]}"
+
+    async def stop(self, grace: float = 10.0) -> None:
+        """Stop accepting, finish in-flight exports, commit the queue, checkpoint."""
+        if self._http is not None and self._http_task is not None:
+            self._http.should_exit = True
+            await self._http_task
+        if self._grpc is not None:
+            await self._grpc.stop(grace)
+        await asyncio.get_running_loop().run_in_executor(None, self._close_writer)
+        log.info("collector stopped", extra={"fields": {
+            "accepted_spans": self.metrics.items("traces", "accepted"),
+            "accepted_log_records": self.metrics.items("logs", "accepted")}})
+
+    def _close_writer(self) -> None:
+        self.writer.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+        self.store.checkpoint()
+
+
+async def run_forever(collector: Collector, ready_file: Path | None = None) -> None:
+    """Serve until SIGTERM or SIGINT, then stop cleanly."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    bound = await collector.start()
+    if ready_file is not None:
+        _write_ready_file(ready_file, bound)
+    print(f"tracemill collector listening: OTLP/gRPC {bound.grpc}, OTLP/HTTP "
+          f"http{'s' if collector.settings.tls_cert else ''}://{bound.http} "
+          f"(store {collector.store.path})", flush=True)
+    await stop.wait()
+    log.info("shutting down: draining and committing")
+    await collector.stop()
+
+
+def _write_ready_file(path: Path, bound: BoundAddresses) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({"pid": os.getpid(), "grpc": bound.grpc, "http": bound.http}))
+    temporary.replace(path)
+
+
+class CollectorThread:
+    """A collector running on its own thread and event loop (for embedding and tests)."""
+
+    def __init__(self, settings: Settings, store: Store) -> None:
+        self.collector = Collector(settings, store)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="tracemill-loop",
+                                        daemon=True)
+        self.bound: BoundAddresses | None = None
+
+    def start(self) -> BoundAddresses:
+        """Start serving; return the bound addresses."""
+        self._thread.start()
+        future = asyncio.run_coroutine_threadsafe(self.collector.start(), self._loop)
+        self.bound = future.result(timeout=30)
+        return self.bound
+
+    def stop(self) -> None:
+        """Stop serving and commit everything; the store stays open."""
+        future = asyncio.run_coroutine_threadsafe(self.collector.stop(), self._loop)
+        future.result(timeout=60)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()

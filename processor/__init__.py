@@ -1,0 +1,3 @@
+"""The processor: spans → conversations → situations → the failure map (not built yet)."""
+
+__all__: list[str] = []

@@ -1,0 +1,169 @@
+"""Settings: one validated object per process, built at the edge.
+
+Precedence, highest first: command-line flags, ``TRACEMILL_*`` environment variables, a
+TOML config file, defaults. The file is ``--config PATH`` (or ``TRACEMILL_CONFIG``), else
+``./tracemill.toml`` when it exists. Nothing below the command line reads the environment:
+:func:`load_settings` is handed the environment mapping by its caller.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from tracemill.errors import ConfigError
+
+ENV_PREFIX = "TRACEMILL_"
+DEFAULT_CONFIG_FILE = Path("tracemill.toml")
+MiB = 1024 * 1024
+
+
+class Settings(BaseModel):
+    """Every setting of a tracemill process. Environment names are ``TRACEMILL_<FIELD>``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    db: Path = Field(
+        default=Path("tracemill.duckdb"), description="Path of the DuckDB store file."
+    )
+    grpc_address: str = Field(
+        default="127.0.0.1:4317",
+        description="host:port of the OTLP/gRPC receiver (port 0 picks a free port).",
+    )
+    http_address: str = Field(
+        default="127.0.0.1:4318",
+        description="host:port of the OTLP/HTTP receiver, health and metrics (port 0 picks one).",
+    )
+    auth_token: SecretStr | None = Field(
+        default=None,
+        description="When set, both receivers require 'Authorization: Bearer <token>'.",
+    )
+    tls_cert: Path | None = Field(
+        default=None, description="PEM certificate chain; with tls_key, serve TLS on both ports."
+    )
+    tls_key: Path | None = Field(default=None, description="PEM private key for tls_cert.")
+    max_message_bytes: int = Field(
+        default=64 * MiB,
+        gt=0,
+        description="Largest accepted export request, after decompression (OTLP recommends 64 MiB).",
+    )
+    max_queue_bytes: int = Field(
+        default=256 * MiB,
+        gt=0,
+        description="Request bytes that may wait for decoding and commit; beyond it receivers "
+        "answer UNAVAILABLE / 503 with a retry hint.",
+    )
+    max_commit_items: int = Field(
+        default=50_000,
+        gt=0,
+        description="Most spans and log records committed in one group commit.",
+    )
+    decode_workers: int = Field(
+        default=1,
+        ge=0,
+        le=64,
+        description="Threads that decode requests off the event loop (0 decodes inline).",
+    )
+    retry_after_seconds: int = Field(
+        default=1, ge=1, le=300, description="Retry delay suggested to clients under back-pressure."
+    )
+    log_level: Literal["debug", "info", "warning", "error"] = Field(
+        default="info", description="Least severe log level written."
+    )
+    log_format: Literal["json", "text"] = Field(
+        default="json", description="Structured JSON log lines or plain text, on stderr."
+    )
+
+    @field_validator("grpc_address", "http_address")
+    @classmethod
+    def _check_address(cls, value: str) -> str:
+        split_address(value)
+        return value
+
+    @field_validator("tls_key")
+    @classmethod
+    def _check_tls_pair(cls, value: Path | None, info: Any) -> Path | None:
+        cert = info.data.get("tls_cert")
+        if (value is None) != (cert is None):
+            raise ValueError("tls_cert and tls_key must be set together")
+        return value
+
+
+def split_address(address: str) -> tuple[str, int]:
+    """Split ``host:port`` (``[::1]:4317`` for IPv6) into its parts, or raise ValueError."""
+    host, sep, port_text = address.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(f"{address!r} is not host:port (for example 127.0.0.1:4317)")
+    return host.strip("[]"), int(port_text)
+
+
+def load_settings(
+    flags: Mapping[str, Any],
+    environ: Mapping[str, str],
+    config_file: Path | None = None,
+) -> Settings:
+    """Merge defaults < config file < environment < flags and validate once.
+
+    ``flags`` holds only the options the user gave (None values are ignored).
+    """
+    merged: dict[str, Any] = {}
+    source: dict[str, str] = {}
+    path = config_file or _env_path(environ)
+    if path is None and DEFAULT_CONFIG_FILE.is_file():
+        path = DEFAULT_CONFIG_FILE
+    if path is not None:
+        for key, value in _read_config_file(path).items():
+            merged[key] = value
+            source[key] = f"config file {path}"
+    fields = Settings.model_fields
+    for name, value in environ.items():
+        if not name.startswith(ENV_PREFIX) or name == ENV_PREFIX + "CONFIG":
+            continue
+        key = name[len(ENV_PREFIX) :].lower()
+        if key not in fields:
+            raise ConfigError(
+                f"unknown environment variable {name}; known ones are "
+                + ", ".join(ENV_PREFIX + k.upper() for k in fields)
+            )
+        merged[key] = value
+        source[key] = f"environment variable {name}"
+    for key, value in flags.items():
+        if value is not None:
+            merged[key] = value
+            source[key] = f"option --{key.replace('_', '-')}"
+    try:
+        return Settings(**merged)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            key = str(error["loc"][0]) if error["loc"] else "?"
+            where = source.get(key, "default")
+            problems.append(f"{key} (from {where}): {error['msg']}")
+        raise ConfigError("invalid settings: " + "; ".join(problems)) from None
+
+
+def _env_path(environ: Mapping[str, str]) -> Path | None:
+    value = environ.get(ENV_PREFIX + "CONFIG")
+    return Path(value) if value else None
+
+
+def _read_config_file(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist; create it or drop --config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read config file {path}: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - set(Settings.model_fields))
+    if unknown:
+        raise ConfigError(
+            f"config file {path} has unknown keys {', '.join(unknown)}; known keys are "
+            + ", ".join(Settings.model_fields)
+        )
+    return data
