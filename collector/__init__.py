@@ -6,13 +6,24 @@ answered only after commit.
 """
 
 from collector.decode import DecodedBatch, decode_logs, decode_traces
-from collector.errors import Backpressure, CollectorError, InvalidRequest, Unauthenticated, WriteFailed
+from collector.errors import (
+    Backpressure,
+    CollectorError,
+    InvalidRequest,
+    Unauthenticated,
+    WriteFailed,
+)
 from collector.ingest import FileReport, ingest_file
 from collector.intake import Intake
 from collector.server import BoundAddresses, Collector, CollectorThread, run_forever
 from collector.stats import StoreStats, store_stats
-from collector.values import attributes_from_json, attributes_to_json, value_from_json, value_to_json
-from collector.writer import WriteResult, Writer
+from collector.values import (
+    attributes_from_json,
+    attributes_to_json,
+    value_from_json,
+    value_to_json,
+)
+from collector.writer import Writer, WriteResult
 
 __all__ = [
     "Backpressure",

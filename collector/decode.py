@@ -34,7 +34,6 @@ error_type         ``error.type``; else ``exception.type`` of the first ``except
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,20 +53,36 @@ MAX_EXPLAINED = 10
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
 
-_OPERATION_KEYS = ("gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind",
-                   "llm.request.type")
-_CONVERSATION_KEYS = ("gen_ai.conversation.id", "session.id", "conversation.id", "thread.id")
-_AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "agent_name")
-_AGENT_VERSION_KEYS = ("gen_ai.agent.version",)
-_REQUEST_MODEL_KEYS = ("gen_ai.request.model", "llm.model_name", "llm.request.model")
-_RESPONSE_MODEL_KEYS = ("gen_ai.response.model", "llm.response.model")
-_PROVIDER_KEYS = ("gen_ai.provider.name", "gen_ai.system", "llm.system", "llm.provider")
-_TOOL_NAME_KEYS = ("gen_ai.tool.name", "tool.name")
-_TOOL_CALL_ID_KEYS = ("gen_ai.tool.call.id", "tool_call.id")
-_INPUT_TOKEN_KEYS = ("gen_ai.usage.input_tokens", "llm.token_count.prompt",
-                     "gen_ai.usage.prompt_tokens")
-_OUTPUT_TOKEN_KEYS = ("gen_ai.usage.output_tokens", "llm.token_count.completion",
-                      "gen_ai.usage.completion_tokens")
+# Promoted columns and the attributes they are read from, best first.
+_PROMOTED_SOURCES: dict[str, tuple[str, ...]] = {
+    "operation": ("gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind",
+                  "llm.request.type"),
+    "conversation_id": ("gen_ai.conversation.id", "session.id", "conversation.id", "thread.id"),
+    "agent_name": ("gen_ai.agent.name", "agent.name", "agent_name"),
+    "agent_version": ("gen_ai.agent.version",),
+    "request_model": ("gen_ai.request.model", "llm.model_name", "llm.request.model"),
+    "response_model": ("gen_ai.response.model", "llm.response.model"),
+    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.system", "llm.provider"),
+    "tool_name": ("gen_ai.tool.name", "tool.name"),
+    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
+    "input_tokens": ("gen_ai.usage.input_tokens", "llm.token_count.prompt",
+                     "gen_ai.usage.prompt_tokens"),
+    "output_tokens": ("gen_ai.usage.output_tokens", "llm.token_count.completion",
+                      "gen_ai.usage.completion_tokens"),
+    "error_type": ("error.type",),
+}
+_PROMOTED_NAMES = tuple(_PROMOTED_SOURCES)
+_PROMOTED: dict[str, tuple[int, int]] = {
+    key: (slot, rank)
+    for slot, keys in enumerate(_PROMOTED_SOURCES.values())
+    for rank, key in enumerate(keys)
+}
+_PROMOTED_KEYS = frozenset(_PROMOTED)
+_CONVERSATION = _PROMOTED_NAMES.index("conversation_id")
+_INPUT_TOKENS = _PROMOTED_NAMES.index("input_tokens")
+_OUTPUT_TOKENS = _PROMOTED_NAMES.index("output_tokens")
+_ERROR_TYPE = _PROMOTED_NAMES.index("error_type")
+_OPERATION = _PROMOTED_NAMES.index("operation")
 
 _U64 = pa.uint64()
 _U32 = pa.uint32()
@@ -143,14 +158,6 @@ class DecodedBatch:
         return f"{self.rejected} of {self.received} rejected: {text}"
 
 
-def _first(attrs: Mapping[str, Any], keys: tuple[str, ...]) -> Any:
-    for key in keys:
-        value = attrs.get(key)
-        if value is not None:
-            return value
-    return None
-
-
 def _text(value: Any) -> str | None:
     if value is None or isinstance(value, (dict, list)):
         return None
@@ -174,18 +181,43 @@ def _integer(value: Any) -> int | None:
     return None
 
 
-def _dumps(value: Any) -> str:
-    return orjson.dumps(value).decode()
+def _promote(attrs: dict[str, Any]) -> list[Any]:
+    """The promoted columns' values found in one attribute map (best source wins)."""
+    values: list[Any] = [None] * len(_PROMOTED_NAMES)
+    ranks = [len(_PROMOTED)] * len(_PROMOTED_NAMES)
+    for key in attrs.keys() & _PROMOTED_KEYS:
+        value = attrs[key]
+        slot, rank = _PROMOTED[key]
+        if value is not None and rank < ranks[slot]:
+            values[slot] = value
+            ranks[slot] = rank
+    return values
 
 
-def _operation(attrs: Mapping[str, Any]) -> str | None:
-    value = _text(_first(attrs, _OPERATION_KEYS))
-    return value.lower() if value else None
+def _promoted_row(attrs: dict[str, Any], resource: list[Any],
+                  error_type: str | None) -> tuple[Any, ...]:
+    values = _promote(attrs)
+    if values[_CONVERSATION] is None:
+        values[_CONVERSATION] = resource[_CONVERSATION]
+    if values[_ERROR_TYPE] is None:
+        values[_ERROR_TYPE] = error_type
+    operation = _text(values[_OPERATION])
+    values[_OPERATION] = operation.lower() if operation else None
+    for slot in range(len(values)):
+        if slot in (_INPUT_TOKENS, _OUTPUT_TOKENS):
+            values[slot] = _integer(values[slot])
+        elif slot != _OPERATION:
+            values[slot] = _text(values[slot])
+    return tuple(values)
 
 
-def _resource_fields(resource: Any) -> tuple[dict[str, Any], str]:
-    attrs = attributes_to_json(resource.attributes)
-    return attrs, _dumps(attrs)
+def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
+    if not rows:
+        return schema.empty_table()
+    columns = zip(*rows, strict=True)
+    arrays = [pa.array(column, type=kind) for column, kind in zip(columns, schema.types,
+                                                                   strict=True)]
+    return pa.Table.from_arrays(arrays, schema=schema)
 
 
 def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
@@ -201,24 +233,25 @@ def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
             f"the body is not a valid protobuf ExportTraceServiceRequest ({exc}); send "
             "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
         ) from None
-    columns: dict[str, list[Any]] = {name: [] for name in SPAN_SCHEMA.names}
-    c = columns  # short alias for the hot loop
+    rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
+    dumps = orjson.dumps
     for r_index, resource_spans in enumerate(request.resource_spans):
         resource = resource_spans.resource
-        r_attrs, r_json = _resource_fields(resource)
-        r_dropped = resource.dropped_attributes_count
-        r_schema = resource_spans.schema_url or None
-        service_name = _text(r_attrs.get("service.name"))
-        service_version = _text(r_attrs.get("service.version"))
+        r_attrs = attributes_to_json(resource.attributes)
+        r_promoted = _promote(r_attrs)
+        resource_part = (
+            dumps(r_attrs), resource.dropped_attributes_count, resource_spans.schema_url or None,
+        )
+        service = (_text(r_attrs.get("service.name")), _text(r_attrs.get("service.version")))
         for s_index, scope_spans in enumerate(resource_spans.scope_spans):
             scope = scope_spans.scope
-            s_json = _dumps(attributes_to_json(scope.attributes))
-            s_name = scope.name or None
-            s_version = scope.version or None
-            s_dropped = scope.dropped_attributes_count
-            s_schema = scope_spans.schema_url or None
+            scope_part = (
+                scope.name or None, scope.version or None,
+                dumps(attributes_to_json(scope.attributes)), scope.dropped_attributes_count,
+                scope_spans.schema_url or None,
+            )
             for i_index, span in enumerate(scope_spans.spans):
                 received += 1
                 trace_id = span.trace_id
@@ -235,11 +268,11 @@ def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
                     continue
                 attrs = attributes_to_json(span.attributes)
                 events = []
-                error_type = _text(attrs.get("error.type"))
+                exception_type = None
                 for event in span.events:
                     e_attrs = attributes_to_json(event.attributes)
-                    if error_type is None and event.name == "exception":
-                        error_type = _text(e_attrs.get("exception.type"))
+                    if exception_type is None and event.name == "exception":
+                        exception_type = e_attrs.get("exception.type")
                     events.append({
                         "time_unix_nano": event.time_unix_nano,
                         "name": event.name,
@@ -256,58 +289,24 @@ def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
                         "flags": link.flags,
                     }
                     for link in span.links
-                ]
-                c["tid_hi"].append(int.from_bytes(trace_id[:8]))
-                c["tid_lo"].append(int.from_bytes(trace_id[8:]))
-                c["sid"].append(int.from_bytes(span_id))
-                c["trace_id"].append(trace_id.hex())
-                c["span_id"].append(span_id.hex())
-                c["parent_span_id"].append(
-                    parent.hex() if parent and parent != _ZERO_SPAN else None
-                )
-                c["trace_state"].append(span.trace_state or None)
-                c["flags"].append(span.flags)
-                c["name"].append(span.name)
-                c["kind"].append(span.kind)
-                c["start_time_unix_nano"].append(span.start_time_unix_nano)
-                c["end_time_unix_nano"].append(span.end_time_unix_nano)
+                ] if span.links else []
                 status = span.status
-                c["status_code"].append(status.code)
-                c["status_message"].append(status.message or None)
-                c["attributes"].append(_dumps(attrs))
-                c["dropped_attributes_count"].append(span.dropped_attributes_count)
-                c["events"].append(_dumps(events))
-                c["dropped_events_count"].append(span.dropped_events_count)
-                c["links"].append(_dumps(links))
-                c["dropped_links_count"].append(span.dropped_links_count)
-                c["resource_attributes"].append(r_json)
-                c["resource_dropped_attributes_count"].append(r_dropped)
-                c["resource_schema_url"].append(r_schema)
-                c["scope_name"].append(s_name)
-                c["scope_version"].append(s_version)
-                c["scope_attributes"].append(s_json)
-                c["scope_dropped_attributes_count"].append(s_dropped)
-                c["scope_schema_url"].append(s_schema)
-                c["service_name"].append(service_name)
-                c["service_version"].append(service_version)
-                c["operation"].append(_operation(attrs))
-                c["conversation_id"].append(
-                    _text(_first(attrs, _CONVERSATION_KEYS) or _first(r_attrs, _CONVERSATION_KEYS))
-                )
-                c["agent_name"].append(_text(_first(attrs, _AGENT_NAME_KEYS)))
-                c["agent_version"].append(_text(_first(attrs, _AGENT_VERSION_KEYS)))
-                c["request_model"].append(_text(_first(attrs, _REQUEST_MODEL_KEYS)))
-                c["response_model"].append(_text(_first(attrs, _RESPONSE_MODEL_KEYS)))
-                c["provider"].append(_text(_first(attrs, _PROVIDER_KEYS)))
-                c["tool_name"].append(_text(_first(attrs, _TOOL_NAME_KEYS)))
-                c["tool_call_id"].append(_text(_first(attrs, _TOOL_CALL_ID_KEYS)))
-                c["input_tokens"].append(_integer(_first(attrs, _INPUT_TOKEN_KEYS)))
-                c["output_tokens"].append(_integer(_first(attrs, _OUTPUT_TOKEN_KEYS)))
-                c["error_type"].append(error_type)
-                c["received_unix_nano"].append(received_unix_nano)
-    rows = pa.Table.from_pydict(columns, schema=SPAN_SCHEMA)
-    return DecodedBatch("traces", rows, received, rejected, tuple(problems), len(payload),
-                        received_unix_nano)
+                rows.append((
+                    int.from_bytes(trace_id[:8]), int.from_bytes(trace_id[8:]),
+                    int.from_bytes(span_id), trace_id.hex(), span_id.hex(),
+                    parent.hex() if parent and parent != _ZERO_SPAN else None,
+                    span.trace_state or None, span.flags, span.name, span.kind,
+                    span.start_time_unix_nano, span.end_time_unix_nano,
+                    status.code, status.message or None,
+                    dumps(attrs), span.dropped_attributes_count,
+                    dumps(events), span.dropped_events_count,
+                    dumps(links), span.dropped_links_count,
+                    *resource_part, *scope_part, *service,
+                    *_promoted_row(attrs, r_promoted, exception_type),
+                    received_unix_nano,
+                ))
+    return DecodedBatch("traces", _table(rows, SPAN_SCHEMA), received, rejected,
+                        tuple(problems), len(payload), received_unix_nano)
 
 
 def _check_span_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str | None:
@@ -343,20 +342,27 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
             f"the body is not a valid protobuf ExportLogsServiceRequest ({exc}); send "
             "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
         ) from None
-    columns: dict[str, list[Any]] = {name: [] for name in LOG_SCHEMA.names}
-    c = columns
+    rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
+    dumps = orjson.dumps
     for r_index, resource_logs in enumerate(request.resource_logs):
         resource = resource_logs.resource
-        r_attrs, r_json = _resource_fields(resource)
+        r_attrs = attributes_to_json(resource.attributes)
+        r_conversation = _text(_promote(r_attrs)[_CONVERSATION])
         r_identity = resource.SerializeToString() + resource_logs.schema_url.encode()
-        service_name = _text(r_attrs.get("service.name"))
-        service_version = _text(r_attrs.get("service.version"))
+        resource_part = (
+            dumps(r_attrs), resource.dropped_attributes_count, resource_logs.schema_url or None,
+        )
+        service = (_text(r_attrs.get("service.name")), _text(r_attrs.get("service.version")))
         for s_index, scope_logs in enumerate(resource_logs.scope_logs):
             scope = scope_logs.scope
-            s_json = _dumps(attributes_to_json(scope.attributes))
             s_identity = r_identity + scope.SerializeToString()
+            scope_part = (
+                scope.name or None, scope.version or None,
+                dumps(attributes_to_json(scope.attributes)), scope.dropped_attributes_count,
+                scope_logs.schema_url or None,
+            )
             for i_index, record in enumerate(scope_logs.log_records):
                 received += 1
                 trace_id = record.trace_id
@@ -378,41 +384,20 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
                     s_identity + record.SerializeToString(), digest_size=16
                 ).digest()
                 attrs = attributes_to_json(record.attributes)
-                event_name = record.event_name or _text(attrs.get("event.name"))
-                c["key_hi"].append(int.from_bytes(digest[:8]))
-                c["key_lo"].append(int.from_bytes(digest[8:]))
-                c["time_unix_nano"].append(record.time_unix_nano)
-                c["observed_time_unix_nano"].append(record.observed_time_unix_nano)
-                c["severity_number"].append(record.severity_number)
-                c["severity_text"].append(record.severity_text or None)
-                c["event_name"].append(event_name or None)
-                c["body"].append(
-                    _dumps(value_to_json(record.body)) if record.HasField("body") else None
-                )
-                c["attributes"].append(_dumps(attrs))
-                c["dropped_attributes_count"].append(record.dropped_attributes_count)
-                c["flags"].append(record.flags)
-                c["trace_id"].append(
-                    trace_id.hex() if trace_id and trace_id != _ZERO_TRACE else None
-                )
-                c["span_id"].append(span_id.hex() if span_id and span_id != _ZERO_SPAN else None)
-                c["resource_attributes"].append(r_json)
-                c["resource_dropped_attributes_count"].append(resource.dropped_attributes_count)
-                c["resource_schema_url"].append(resource_logs.schema_url or None)
-                c["scope_name"].append(scope.name or None)
-                c["scope_version"].append(scope.version or None)
-                c["scope_attributes"].append(s_json)
-                c["scope_dropped_attributes_count"].append(scope.dropped_attributes_count)
-                c["scope_schema_url"].append(scope_logs.schema_url or None)
-                c["service_name"].append(service_name)
-                c["service_version"].append(service_version)
-                c["conversation_id"].append(
-                    _text(_first(attrs, _CONVERSATION_KEYS) or _first(r_attrs, _CONVERSATION_KEYS))
-                )
-                c["received_unix_nano"].append(received_unix_nano)
-    rows = pa.Table.from_pydict(columns, schema=LOG_SCHEMA)
-    return DecodedBatch("logs", rows, received, rejected, tuple(problems), len(payload),
-                        received_unix_nano)
+                conversation = _text(_promote(attrs)[_CONVERSATION]) or r_conversation
+                rows.append((
+                    int.from_bytes(digest[:8]), int.from_bytes(digest[8:]),
+                    record.time_unix_nano, record.observed_time_unix_nano,
+                    record.severity_number, record.severity_text or None,
+                    record.event_name or _text(attrs.get("event.name")),
+                    dumps(value_to_json(record.body)) if record.HasField("body") else None,
+                    dumps(attrs), record.dropped_attributes_count, record.flags,
+                    trace_id.hex() if trace_id and trace_id != _ZERO_TRACE else None,
+                    span_id.hex() if span_id and span_id != _ZERO_SPAN else None,
+                    *resource_part, *scope_part, *service, conversation, received_unix_nano,
+                ))
+    return DecodedBatch("logs", _table(rows, LOG_SCHEMA), received, rejected,
+                        tuple(problems), len(payload), received_unix_nano)
 
 
 def decode(signal: Signal, payload: bytes, received_unix_nano: int) -> DecodedBatch:

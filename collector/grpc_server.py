@@ -83,9 +83,8 @@ class OtlpGrpcReceiver:
                     trailing_metadata=_retry_metadata(str(exc), exc.retry_after),
                 )
             except WriteFailed as exc:
-                await context.abort(
-                    grpc.StatusCode.UNAVAILABLE, str(exc), trailing_metadata=_retry_metadata(str(exc), 1)
-                )
+                await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc),
+                                    trailing_metadata=_retry_metadata(str(exc), 1))
             return export_response(signal, result)
 
         return export

@@ -2,8 +2,8 @@
 
 Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
 ``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` (the process
-is up), ``GET /readyz`` (the writer accepts work), ``GET /metrics`` (Prometheus text), ``GET /stats`` (store counts as JSON;
-``/metrics`` and ``/stats`` need the token when one is set).
+is up), ``GET /readyz`` (the writer accepts work), ``GET /metrics`` (Prometheus text),
+``GET /stats`` (store counts as JSON); ``/metrics`` and ``/stats`` need the token when set.
 Errors answer a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP specifies:
 400 malformed, 401 token, 413 too large, 415 media type or encoding, 503 + Retry-After
 under back-pressure.
@@ -151,8 +151,9 @@ class OtlpHttpApp:
         try:
             data = inflater.decompress(body, self._max + 1)
         except zlib.error as exc:
-            raise _HttpError(400, code_pb2.INVALID_ARGUMENT,
-                             f"Content-Encoding is gzip but the body is not valid gzip: {exc}")
+            raise _HttpError(
+                400, code_pb2.INVALID_ARGUMENT,
+                f"Content-Encoding is gzip but the body is not valid gzip: {exc}") from None
         if len(data) > self._max or inflater.unconsumed_tail:
             raise self._too_large(len(data))
         if not inflater.eof:
@@ -181,7 +182,8 @@ def _headers(scope: Scope) -> dict[str, str]:
 def _status_body(content_type: str, code: int, message: str) -> bytes:
     if content_type == JSON:
         return orjson.dumps({"code": code, "message": message})
-    return status_pb2.Status(code=code, message=message).SerializeToString()
+    body: bytes = status_pb2.Status(code=code, message=message).SerializeToString()
+    return body
 
 
 def _success_body(signal: Signal, content_type: str, result: WriteResult) -> bytes:
@@ -191,7 +193,8 @@ def _success_body(signal: Signal, content_type: str, result: WriteResult) -> byt
         key = "rejectedSpans" if signal == "traces" else "rejectedLogRecords"
         return orjson.dumps({"partialSuccess": {key: str(result.rejected),
                                                 "errorMessage": result.message}})
-    return export_response(signal, result).SerializeToString()
+    body: bytes = export_response(signal, result).SerializeToString()
+    return body
 
 
 async def _send(send: Send, status: int, content_type: str, body: bytes,

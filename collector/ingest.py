@@ -76,7 +76,8 @@ def _read(path: Path) -> bytes:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
-            raise TracemillError(f"{path} looks gzip-compressed but is not valid gzip: {exc}")
+            raise TracemillError(
+                f"{path} looks gzip-compressed but is not valid gzip: {exc}") from None
     return data
 
 

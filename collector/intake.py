@@ -8,32 +8,79 @@ they share limits, validation, de-duplication and metrics.
 from __future__ import annotations
 
 import asyncio
+import logging
+import multiprocessing
 import time
-from concurrent.futures import Executor, Future
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 from collector.decode import DecodedBatch, Signal, decode
-from collector.errors import Backpressure, InvalidRequest
+from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.metrics import Metrics
-from collector.writer import WriteResult, Writer
+from collector.writer import Writer, WriteResult
+
+log = logging.getLogger("tracemill.collector.intake")
+
+
+class DecodePool:
+    """Where requests are decoded: worker processes, or one thread of this process.
+
+    Decoding is CPU-bound Python; in worker processes it runs beside the event loop and
+    the writer instead of sharing their interpreter lock. A worker that dies is replaced
+    and the request it held is answered with a retryable error.
+    """
+
+    def __init__(self, processes: int) -> None:
+        self._processes = processes
+        self._executor = self._new_executor()
+
+    def _new_executor(self) -> ProcessPoolExecutor | ThreadPoolExecutor:
+        if self._processes == 0:
+            return ThreadPoolExecutor(1, thread_name_prefix="tracemill-decode")
+        # spawn, not fork: the gRPC core's threads must not be forked.
+        return ProcessPoolExecutor(self._processes, mp_context=multiprocessing.get_context("spawn"))
+
+    def warm_up(self) -> None:
+        """Start the workers now rather than on the first request."""
+        futures = [self._executor.submit(decode, "traces", b"", 0)
+                   for _ in range(max(1, self._processes))]
+        for future in futures:
+            future.result()
+
+    async def decode(self, signal: Signal, payload: bytes) -> DecodedBatch:
+        """Decode one request on a worker."""
+        loop = asyncio.get_running_loop()
+        executor = self._executor
+        try:
+            return await loop.run_in_executor(executor, decode, signal, payload, time.time_ns())
+        except BrokenProcessPool:
+            if executor is self._executor:
+                log.error("a decode worker died; starting new workers")
+                self._executor = self._new_executor()
+            raise WriteFailed("a decode worker died while reading this request; "
+                              "retry it") from None
+
+    def shutdown(self) -> None:
+        """Stop the workers after the work given to them."""
+        self._executor.shutdown(wait=True)
 
 
 class Intake:
     """Admits, decodes and writes export requests."""
 
-    def __init__(self, writer: Writer, metrics: Metrics, executor: Executor | None) -> None:
+    def __init__(self, writer: Writer, metrics: Metrics, pool: DecodePool | None) -> None:
         self._writer = writer
         self._metrics = metrics
-        self._executor = executor
+        self._pool = pool
 
     async def export(self, signal: Signal, payload: bytes, transport: str) -> WriteResult:
         """Store one request; returns after commit. Raises InvalidRequest or Backpressure."""
         self._admit(signal, payload, transport)
         try:
-            if self._executor is None:
-                batch = self._decode(signal, payload)
+            if self._pool is None:
+                batch = decode(signal, payload, time.time_ns())
             else:
-                loop = asyncio.get_running_loop()
-                batch = await loop.run_in_executor(self._executor, self._decode, signal, payload)
+                batch = await self._pool.decode(signal, payload)
         except BaseException as exc:
             self._abandon(signal, payload, transport, exc)
             raise
@@ -52,7 +99,7 @@ class Intake:
             except Backpressure:
                 time.sleep(0.05)
         try:
-            batch = self._decode(signal, payload)
+            batch = decode(signal, payload, time.time_ns())
         except BaseException as exc:
             self._abandon(signal, payload, transport, exc)
             raise
@@ -73,13 +120,9 @@ class Intake:
         outcome = "invalid" if isinstance(exc, InvalidRequest) else "error"
         self._metrics.add_request(signal, transport, outcome)
 
-    def _decode(self, signal: Signal, payload: bytes) -> DecodedBatch:
-        batch = decode(signal, payload, time.time_ns())
-        self._metrics.add_items(signal, "received", batch.received)
-        self._metrics.add_items(signal, "rejected", batch.rejected)
-        return batch
-
     def _submit(self, batch: DecodedBatch, transport: str, nbytes: int) -> Future[WriteResult]:
+        self._metrics.add_items(batch.signal, "received", batch.received)
+        self._metrics.add_items(batch.signal, "rejected", batch.rejected)
         future = self._writer.submit(batch, transport)
         future.add_done_callback(lambda _: self._writer.release(nbytes))
         return future

@@ -18,7 +18,6 @@ import signal
 import socket
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +26,7 @@ import uvicorn
 
 from collector.grpc_server import OtlpGrpcReceiver, server_credentials
 from collector.http_server import OtlpHttpApp
-from collector.intake import Intake
+from collector.intake import DecodePool, Intake
 from collector.metrics import Metrics
 from collector.stats import store_stats
 from collector.writer import Writer
@@ -69,11 +68,8 @@ class Collector:
             max_commit_items=settings.max_commit_items,
             retry_after=settings.retry_after_seconds,
         )
-        self._executor = (
-            ThreadPoolExecutor(settings.decode_workers, thread_name_prefix="tracemill-decode")
-            if settings.decode_workers else None
-        )
-        self.intake = Intake(self.writer, self.metrics, self._executor)
+        self._decoders = DecodePool(settings.decode_workers)
+        self.intake = Intake(self.writer, self.metrics, self._decoders)
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self._grpc_receiver = OtlpGrpcReceiver(self.intake, token)
         self._http_app = OtlpHttpApp(
@@ -88,6 +84,7 @@ class Collector:
     async def start(self) -> BoundAddresses:
         """Start the writer and both receivers; return where they listen."""
         self.writer.start()
+        await asyncio.get_running_loop().run_in_executor(None, self._decoders.warm_up)
         grpc_address = await self._start_grpc()
         http_address = await self._start_http()
         bound = BoundAddresses(grpc=grpc_address, http=http_address)
@@ -163,8 +160,7 @@ class Collector:
 
     def _close_writer(self) -> None:
         self.writer.close()
-        if self._executor is not None:
-            self._executor.shutdown(wait=True)
+        self._decoders.shutdown()
         self.store.checkpoint()
 
 

@@ -35,7 +35,9 @@ def value_to_json(value: AnyValue) -> Any:
         number = value.double_value
         if math.isfinite(number):
             return number
-        return {"doubleValue": "NaN" if math.isnan(number) else ("Infinity" if number > 0 else "-Infinity")}
+        if math.isnan(number):
+            return {"doubleValue": "NaN"}
+        return {"doubleValue": "Infinity" if number > 0 else "-Infinity"}
     if kind == "bool_value":
         return value.bool_value
     if kind == "array_value":

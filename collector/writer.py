@@ -194,7 +194,8 @@ class Writer:
                 result = WriteResult(inserted, batch.rejected, offered - inserted,
                                      batch.rejection_message())
                 cursor.execute(self._insert_request_sql, [
-                    batch.received_unix_nano or committed_at, committed_at, batch.signal, pending.transport, batch.payload_bytes,
+                    batch.received_unix_nano or committed_at, committed_at, batch.signal,
+                    pending.transport, batch.payload_bytes,
                     batch.received, result.accepted, result.rejected, result.duplicates,
                 ])
                 results.append(result)

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Request bytes that may wait for commit before clients are told "
                             "to retry (default 268435456 = 256 MiB).")
     serve.add_argument("--decode-workers", type=int, metavar="N",
-                       help="Threads decoding requests off the event loop (default 1; 0 inline).")
+                       help="Processes decoding requests in parallel (default 2; 0 decodes on "
+                            "a thread of the collector process).")
     serve.add_argument("--ready-file", type=Path, metavar="PATH",
                        help="Once listening, write {pid, grpc, http} as JSON to this file.")
     serve.set_defaults(handler=_serve)
@@ -217,7 +218,8 @@ def _stats_from_collector(settings: Settings, locked: StoreLockedError) -> dict[
         response.raise_for_status()
         data: dict[str, Any] = response.json()
     except (httpx.HTTPError, ValueError) as exc:
-        raise StoreLockedError(locked.path, locked.pid, f"and {url} did not answer: {exc}") from None
+        raise StoreLockedError(
+            locked.path, locked.pid, f"and {url} did not answer: {exc}") from None
     return data
 
 

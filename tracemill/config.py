@@ -49,7 +49,8 @@ class Settings(BaseModel):
     max_message_bytes: int = Field(
         default=64 * MiB,
         gt=0,
-        description="Largest accepted export request, after decompression (OTLP recommends 64 MiB).",
+        description="Largest accepted export request, after decompression "
+        "(OTLP recommends 64 MiB).",
     )
     max_queue_bytes: int = Field(
         default=256 * MiB,
@@ -63,10 +64,11 @@ class Settings(BaseModel):
         description="Most spans and log records committed in one group commit.",
     )
     decode_workers: int = Field(
-        default=1,
+        default=2,
         ge=0,
         le=64,
-        description="Threads that decode requests off the event loop (0 decodes inline).",
+        description="Processes that decode requests in parallel (0: one thread of the "
+        "collector process).",
     )
     retry_after_seconds: int = Field(
         default=1, ge=1, le=300, description="Retry delay suggested to clients under back-pressure."
@@ -155,7 +157,8 @@ def _read_config_file(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist; create it or drop --config") from None
+        raise ConfigError(
+            f"config file {path} does not exist; create it or drop --config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {path}: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
