@@ -1,11 +1,11 @@
 """The collector: OTLP/gRPC and OTLP/HTTP receivers that store spans and log records.
 
-Requests are decoded by pure functions (:mod:`collector.decode`), admitted within a byte
-budget and group-committed by one writer thread (:mod:`collector.writer`); success is
-answered only after commit.
+A request is checked (:mod:`collector.decode`), appended to an fsync'd spool and only then
+acknowledged (:mod:`collector.writer`); the materializer (:mod:`collector.materializer`)
+decodes spooled requests in worker processes and stores them as rows exactly once.
 """
 
-from collector.decode import DecodedBatch, decode_logs, decode_traces
+from collector.decode import DecodedBatch, RequestCheck, check_request, decode_logs, decode_traces
 from collector.errors import (
     Backpressure,
     CollectorError,
@@ -15,6 +15,7 @@ from collector.errors import (
 )
 from collector.ingest import FileReport, ingest_file
 from collector.intake import Intake
+from collector.pipeline import Pipeline, spool_folder
 from collector.server import BoundAddresses, Collector, CollectorThread, run_forever
 from collector.stats import StoreStats, store_stats
 from collector.values import (
@@ -23,7 +24,7 @@ from collector.values import (
     value_from_json,
     value_to_json,
 )
-from collector.writer import Writer, WriteResult
+from collector.writer import WriteResult
 
 __all__ = [
     "Backpressure",
@@ -35,17 +36,20 @@ __all__ = [
     "FileReport",
     "Intake",
     "InvalidRequest",
+    "Pipeline",
+    "RequestCheck",
     "StoreStats",
     "Unauthenticated",
     "WriteFailed",
     "WriteResult",
-    "Writer",
     "attributes_from_json",
     "attributes_to_json",
+    "check_request",
     "decode_logs",
     "decode_traces",
     "ingest_file",
     "run_forever",
+    "spool_folder",
     "store_stats",
     "value_from_json",
     "value_to_json",

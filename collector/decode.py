@@ -149,13 +149,7 @@ class DecodedBatch:
 
     def rejection_message(self) -> str:
         """The ``partial_success.error_message`` for this request ('' when nothing was refused)."""
-        if not self.rejected:
-            return ""
-        more = self.rejected - len(self.problems)
-        text = "; ".join(self.problems)
-        if more > 0:
-            text += f"; and {more} more"
-        return f"{self.rejected} of {self.received} rejected: {text}"
+        return _rejection_message(self.received, self.rejected, self.problems)
 
 
 def _text(value: Any) -> str | None:
@@ -220,11 +214,58 @@ def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
-    """Parse an ExportTraceServiceRequest and turn its valid spans into rows.
+@dataclass(frozen=True)
+class RequestCheck:
+    """What a request holds, found before acknowledging it."""
 
-    Raises InvalidRequest when the bytes are not a protobuf ExportTraceServiceRequest.
+    received: int
+    """Items in the request."""
+    rejected: int
+    """Items that will not be stored (bad ids), explained in ``problems``."""
+    problems: tuple[str, ...]
+    """The first MAX_EXPLAINED reasons, each naming the item."""
+
+    def rejection_message(self) -> str:
+        """The ``partial_success.error_message`` ('' when nothing was refused)."""
+        return _rejection_message(self.received, self.rejected, self.problems)
+
+
+def check_request(signal: Signal, payload: bytes) -> RequestCheck:
+    """Parse a request and check every item's ids, without decoding attributes.
+
+    The decoders apply the same checks, so what is acknowledged as rejected here is
+    exactly what they leave out. Raises InvalidRequest for bytes that do not parse.
     """
+    received = rejected = 0
+    problems: list[str] = []
+    if signal == "traces":
+        traces = _parse_traces(payload)
+        for r_index, resource_spans in enumerate(traces.resource_spans):
+            for s_index, scope_spans in enumerate(resource_spans.scope_spans):
+                for i_index, span in enumerate(scope_spans.spans):
+                    received += 1
+                    problem = _check_span_ids(span.trace_id, span.span_id,
+                                              span.parent_span_id)
+                    if problem:
+                        rejected += 1
+                        if len(problems) < MAX_EXPLAINED:
+                            problems.append(_span_problem(span.name, r_index, s_index,
+                                                          i_index, problem))
+    else:
+        logs = _parse_logs(payload)
+        for r_index, resource_logs in enumerate(logs.resource_logs):
+            for s_index, scope_logs in enumerate(resource_logs.scope_logs):
+                for i_index, record in enumerate(scope_logs.log_records):
+                    received += 1
+                    problem = _check_log_ids(record.trace_id, record.span_id)
+                    if problem:
+                        rejected += 1
+                        if len(problems) < MAX_EXPLAINED:
+                            problems.append(_log_problem(r_index, s_index, i_index, problem))
+    return RequestCheck(received, rejected, tuple(problems))
+
+
+def _parse_traces(payload: bytes) -> ExportTraceServiceRequest:
     request = ExportTraceServiceRequest()
     try:
         request.ParseFromString(payload)
@@ -233,6 +274,53 @@ def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
             f"the body is not a valid protobuf ExportTraceServiceRequest ({exc}); send "
             "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
         ) from None
+    return request
+
+
+def _parse_logs(payload: bytes) -> ExportLogsServiceRequest:
+    request = ExportLogsServiceRequest()
+    try:
+        request.ParseFromString(payload)
+    except DecodeError as exc:
+        raise InvalidRequest(
+            f"the body is not a valid protobuf ExportLogsServiceRequest ({exc}); send "
+            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
+        ) from None
+    return request
+
+
+def _span_problem(name: str, r_index: int, s_index: int, i_index: int, problem: str) -> str:
+    return f"span {name!r} (resource {r_index}, scope {s_index}, span {i_index}): {problem}"
+
+
+def _log_problem(r_index: int, s_index: int, i_index: int, problem: str) -> str:
+    return f"log record (resource {r_index}, scope {s_index}, record {i_index}): {problem}"
+
+
+def _check_log_ids(trace_id: bytes, span_id: bytes) -> str | None:
+    if trace_id and len(trace_id) != 16:
+        return f"trace_id has {len(trace_id)} bytes, expected 16 or none"
+    if span_id and len(span_id) != 8:
+        return f"span_id has {len(span_id)} bytes, expected 8 or none"
+    return None
+
+
+def _rejection_message(received: int, rejected: int, problems: tuple[str, ...]) -> str:
+    if not rejected:
+        return ""
+    more = rejected - len(problems)
+    text = "; ".join(problems)
+    if more > 0:
+        text += f"; and {more} more"
+    return f"{rejected} of {received} rejected: {text}"
+
+
+def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
+    """Parse an ExportTraceServiceRequest and turn its valid spans into rows.
+
+    Raises InvalidRequest when the bytes are not a protobuf ExportTraceServiceRequest.
+    """
+    request = _parse_traces(payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -261,10 +349,8 @@ def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
                 if problem:
                     rejected += 1
                     if len(problems) < MAX_EXPLAINED:
-                        problems.append(
-                            f"span {span.name!r} (resource {r_index}, scope {s_index}, "
-                            f"span {i_index}): {problem}"
-                        )
+                        problems.append(_span_problem(span.name, r_index, s_index, i_index,
+                                                      problem))
                     continue
                 attrs = attributes_to_json(span.attributes)
                 events = []
@@ -334,14 +420,7 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
     form together with its resource and scope. Raises InvalidRequest for bytes that are not
     an ExportLogsServiceRequest.
     """
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(payload)
-    except DecodeError as exc:
-        raise InvalidRequest(
-            f"the body is not a valid protobuf ExportLogsServiceRequest ({exc}); send "
-            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
-        ) from None
+    request = _parse_logs(payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -367,18 +446,11 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
                 received += 1
                 trace_id = record.trace_id
                 span_id = record.span_id
-                problem = None
-                if trace_id and len(trace_id) != 16:
-                    problem = f"trace_id has {len(trace_id)} bytes, expected 16 or none"
-                elif span_id and len(span_id) != 8:
-                    problem = f"span_id has {len(span_id)} bytes, expected 8 or none"
+                problem = _check_log_ids(trace_id, span_id)
                 if problem:
                     rejected += 1
                     if len(problems) < MAX_EXPLAINED:
-                        problems.append(
-                            f"log record (resource {r_index}, scope {s_index}, "
-                            f"record {i_index}): {problem}"
-                        )
+                        problems.append(_log_problem(r_index, s_index, i_index, problem))
                     continue
                 digest = hashlib.blake2b(
                     s_identity + record.SerializeToString(), digest_size=16

@@ -35,11 +35,9 @@ class FileReport:
     requests: int = 0
     """Export requests read from it."""
     accepted: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0})
-    """Items newly stored, per signal."""
+    """Items accepted, per signal (a re-delivered item is stored once)."""
     rejected: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0})
     """Items refused for unusable content, per signal."""
-    duplicates: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0})
-    """Items already stored, per signal."""
     problems: list[str] = field(default_factory=list)
     """Why items or documents were refused, each naming where."""
 
@@ -59,7 +57,6 @@ def ingest_file(intake: Intake, path: Path, protobuf_signal: Signal = "traces") 
         report.requests += 1
         report.accepted[signal] += result.accepted
         report.rejected[signal] += result.rejected
-        report.duplicates[signal] += result.duplicates
         if result.message:
             report.problems.append(f"{where}: {result.message}")
     return report

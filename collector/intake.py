@@ -1,91 +1,35 @@
 """The intake: the one path every export takes, whatever its transport.
 
-admit (byte budget) → decode (off the event loop) → submit to the writer → await commit.
-The gRPC and HTTP receivers and ``tracemill ingest`` all call :meth:`Intake.export`, so
-they share limits, validation, de-duplication and metrics.
+admit (byte budget and spool backlog) → check (parse, ids) → spool with group fsync →
+answer. The gRPC and HTTP receivers and ``tracemill ingest`` all call :class:`Intake`, so
+they share limits, validation and metrics. Rows appear in the store shortly after, when
+the materializer has stored the spooled request.
 """
 
 from __future__ import annotations
 
 import asyncio
-import logging
-import multiprocessing
 import time
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 
-from collector.decode import DecodedBatch, Signal, decode
-from collector.errors import Backpressure, InvalidRequest, WriteFailed
+from collector.decode import RequestCheck, Signal, check_request
+from collector.errors import Backpressure, InvalidRequest
 from collector.metrics import Metrics
-from collector.writer import Writer, WriteResult
-
-log = logging.getLogger("tracemill.collector.intake")
-
-
-class DecodePool:
-    """Where requests are decoded: worker processes, or one thread of this process.
-
-    Decoding is CPU-bound Python; in worker processes it runs beside the event loop and
-    the writer instead of sharing their interpreter lock. A worker that dies is replaced
-    and the request it held is answered with a retryable error.
-    """
-
-    def __init__(self, processes: int) -> None:
-        self._processes = processes
-        self._executor = self._new_executor()
-
-    def _new_executor(self) -> ProcessPoolExecutor | ThreadPoolExecutor:
-        if self._processes == 0:
-            return ThreadPoolExecutor(1, thread_name_prefix="tracemill-decode")
-        # spawn, not fork: the gRPC core's threads must not be forked.
-        return ProcessPoolExecutor(self._processes, mp_context=multiprocessing.get_context("spawn"))
-
-    def warm_up(self) -> None:
-        """Start the workers now rather than on the first request."""
-        futures = [self._executor.submit(decode, "traces", b"", 0)
-                   for _ in range(max(1, self._processes))]
-        for future in futures:
-            future.result()
-
-    async def decode(self, signal: Signal, payload: bytes) -> DecodedBatch:
-        """Decode one request on a worker."""
-        loop = asyncio.get_running_loop()
-        executor = self._executor
-        try:
-            return await loop.run_in_executor(executor, decode, signal, payload, time.time_ns())
-        except BrokenProcessPool:
-            if executor is self._executor:
-                log.error("a decode worker died; starting new workers")
-                self._executor = self._new_executor()
-            raise WriteFailed("a decode worker died while reading this request; "
-                              "retry it") from None
-
-    def shutdown(self) -> None:
-        """Stop the workers after the work given to them."""
-        self._executor.shutdown(wait=True)
+from collector.spool import SpooledRequest
+from collector.writer import SpoolWriter, WriteResult
 
 
 class Intake:
-    """Admits, decodes and writes export requests."""
+    """Admits, checks and spools export requests."""
 
-    def __init__(self, writer: Writer, metrics: Metrics, pool: DecodePool | None) -> None:
+    def __init__(self, writer: SpoolWriter, metrics: Metrics) -> None:
         self._writer = writer
         self._metrics = metrics
-        self._pool = pool
 
     async def export(self, signal: Signal, payload: bytes, transport: str) -> WriteResult:
-        """Store one request; returns after commit. Raises InvalidRequest or Backpressure."""
-        self._admit(signal, payload, transport)
-        try:
-            if self._pool is None:
-                batch = decode(signal, payload, time.time_ns())
-            else:
-                batch = await self._pool.decode(signal, payload)
-        except BaseException as exc:
-            self._abandon(signal, payload, transport, exc)
-            raise
-        future = self._submit(batch, transport, len(payload))
-        # shield: a client that gives up must not cancel a commit already under way.
+        """Make one request durable; raises InvalidRequest, Backpressure or WriteFailed."""
+        future = self._start(signal, payload, transport)
+        # shield: a client that gives up must not cancel a write already under way.
         result = await asyncio.shield(asyncio.wrap_future(future))
         self._metrics.add_request(signal, transport, "ok")
         return result
@@ -94,35 +38,39 @@ class Intake:
         """:meth:`export` for callers without an event loop; waits out back-pressure."""
         while True:
             try:
-                self._admit(signal, payload, transport)
+                future = self._start(signal, payload, transport)
                 break
             except Backpressure:
                 time.sleep(0.05)
-        try:
-            batch = decode(signal, payload, time.time_ns())
-        except BaseException as exc:
-            self._abandon(signal, payload, transport, exc)
-            raise
-        result = self._submit(batch, transport, len(payload)).result()
+        result = future.result()
         self._metrics.add_request(signal, transport, "ok")
         return result
 
-    def _admit(self, signal: Signal, payload: bytes, transport: str) -> None:
+    def _start(self, signal: Signal, payload: bytes, transport: str) -> Future[WriteResult]:
+        received_at = time.time_ns()
         try:
             self._writer.admit(len(payload))
         except Backpressure:
             self._metrics.add_request(signal, transport, "backpressure")
             raise
+        try:
+            check: RequestCheck = check_request(signal, payload)
+        except BaseException as exc:
+            self._writer.release(len(payload))
+            outcome = "invalid" if isinstance(exc, InvalidRequest) else "error"
+            self._metrics.add_request(signal, transport, outcome)
+            raise
+        self._metrics.add_items(signal, "received", check.received)
+        self._metrics.add_items(signal, "rejected", check.rejected)
+        result = WriteResult(check.received - check.rejected, check.rejected,
+                             check.rejection_message())
+        request = SpooledRequest(signal, payload, check.received, received_at)
+        future = self._writer.submit(request, result)
 
-    def _abandon(self, signal: Signal, payload: bytes, transport: str,
-                 exc: BaseException) -> None:
-        self._writer.release(len(payload))
-        outcome = "invalid" if isinstance(exc, InvalidRequest) else "error"
-        self._metrics.add_request(signal, transport, outcome)
+        def finished(done: Future[WriteResult]) -> None:
+            self._writer.release(len(payload))
+            if done.exception() is None:
+                self._metrics.add_items(signal, "accepted", result.accepted)
 
-    def _submit(self, batch: DecodedBatch, transport: str, nbytes: int) -> Future[WriteResult]:
-        self._metrics.add_items(batch.signal, "received", batch.received)
-        self._metrics.add_items(batch.signal, "rejected", batch.rejected)
-        future = self._writer.submit(batch, transport)
-        future.add_done_callback(lambda _: self._writer.release(nbytes))
+        future.add_done_callback(finished)
         return future

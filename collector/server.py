@@ -26,10 +26,9 @@ import uvicorn
 
 from collector.grpc_server import OtlpGrpcReceiver, server_credentials
 from collector.http_server import OtlpHttpApp
-from collector.intake import DecodePool, Intake
 from collector.metrics import Metrics
+from collector.pipeline import Pipeline
 from collector.stats import store_stats
-from collector.writer import Writer
 from tracemill.config import Settings, split_address
 from tracemill.errors import TracemillError
 from tracemill.store import Store
@@ -62,19 +61,13 @@ class Collector:
         self.settings = settings
         self.store = store
         self.metrics = Metrics()
-        self.writer = Writer(
-            store, self.metrics,
-            max_queue_bytes=settings.max_queue_bytes,
-            max_commit_items=settings.max_commit_items,
-            retry_after=settings.retry_after_seconds,
-        )
-        self._decoders = DecodePool(settings.decode_workers)
-        self.intake = Intake(self.writer, self.metrics, self._decoders)
+        self.pipeline = Pipeline(settings, store, self.metrics)
+        self.intake = self.pipeline.intake
         token = settings.auth_token.get_secret_value() if settings.auth_token else None
         self._grpc_receiver = OtlpGrpcReceiver(self.intake, token)
         self._http_app = OtlpHttpApp(
             self.intake, self.metrics, auth_token=token,
-            max_message_bytes=settings.max_message_bytes, ready=lambda: self.writer.running,
+            max_message_bytes=settings.max_message_bytes, ready=lambda: self.pipeline.ready,
             stats=lambda: store_stats(store).model_dump_json(),
         )
         self._grpc: grpc.aio.Server | None = None
@@ -83,8 +76,7 @@ class Collector:
 
     async def start(self) -> BoundAddresses:
         """Start the writer and both receivers; return where they listen."""
-        self.writer.start()
-        await asyncio.get_running_loop().run_in_executor(None, self._decoders.warm_up)
+        await asyncio.get_running_loop().run_in_executor(None, self.pipeline.start)
         grpc_address = await self._start_grpc()
         http_address = await self._start_http()
         bound = BoundAddresses(grpc=grpc_address, http=http_address)
@@ -146,21 +138,27 @@ class Collector:
             await asyncio.sleep(0.01)
         return f"{host}:{sock.getsockname()[1]}"
 
+    def flush(self, timeout: float = 60.0) -> bool:
+        """Wait until everything acknowledged so far is queryable; False on timeout."""
+        return self.pipeline.flush(timeout)
+
     async def stop(self, grace: float = 10.0) -> None:
-        """Stop accepting, finish in-flight exports, commit the queue, checkpoint."""
+        """Stop accepting, finish in-flight exports, store the spool, checkpoint."""
         if self._http is not None and self._http_task is not None:
             self._http.should_exit = True
             await self._http_task
         if self._grpc is not None:
             await self._grpc.stop(grace)
-        await asyncio.get_running_loop().run_in_executor(None, self._close_writer)
+        await asyncio.get_running_loop().run_in_executor(None, self._close_pipeline)
         log.info("collector stopped", extra={"fields": {
             "accepted_spans": self.metrics.items("traces", "accepted"),
-            "accepted_log_records": self.metrics.items("logs", "accepted")}})
+            "stored_spans": self.metrics.items("traces", "stored"),
+            "accepted_log_records": self.metrics.items("logs", "accepted"),
+            "stored_log_records": self.metrics.items("logs", "stored"),
+            "spool_backlog_bytes": self.pipeline.materializer.backlog()}})
 
-    def _close_writer(self) -> None:
-        self.writer.close()
-        self._decoders.shutdown()
+    def _close_pipeline(self) -> None:
+        self.pipeline.close()
         self.store.checkpoint()
 
 

@@ -76,6 +76,7 @@ def attributes_from_json(data: dict[str, Any]) -> list[KeyValue]:
 
 def _fill(value: AnyValue, data: Any) -> None:
     if data is None:
+        value.SetInParent()  # an empty value is still a value of its key-value pair
         return
     if isinstance(data, bool):
         value.bool_value = data

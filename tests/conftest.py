@@ -32,7 +32,8 @@ class RunningCollector:
     """The thread it runs on."""
 
     def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-        """Run read-only SQL on the live store."""
+        """Run read-only SQL on the live store, once everything acknowledged is stored."""
+        assert self.collector.flush(timeout=60), "acknowledged requests were not stored"
         return self.store.query(sql, params)
 
 

@@ -139,43 +139,46 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from collector.ingest import ingest_file
-    from collector.intake import Intake
     from collector.metrics import Metrics
-    from collector.writer import Writer
+    from collector.pipeline import Pipeline
     from tracemill.store import open_store
 
     store = open_store(settings.db)
-    metrics = Metrics()
-    writer = Writer(store, metrics, max_queue_bytes=settings.max_queue_bytes,
-                    max_commit_items=settings.max_commit_items,
-                    retry_after=settings.retry_after_seconds)
-    writer.start()
     reports = []
     try:
-        intake = Intake(writer, metrics, None)
-        for path in args.files:
-            reports.append(ingest_file(intake, path, args.signal))
+        pipeline = Pipeline(settings, store, Metrics())
+        pipeline.start()
+        try:
+            for path in args.files:
+                reports.append(ingest_file(pipeline.intake, path, args.signal))
+        finally:
+            pipeline.close(drain_seconds=float("inf"))
     finally:
-        writer.close()
         store.close()
     failed = any(report.problems for report in reports)
+    metrics = pipeline.metrics
+    totals = {signal: {"stored": metrics.items(signal, "stored"),
+                       "duplicates": metrics.items(signal, "duplicates")}
+              for signal in ("traces", "logs")}
     if args.json:
-        print(json.dumps([{
+        print(json.dumps({"files": [{
             "file": str(report.path), "requests": report.requests,
             "accepted": report.accepted, "rejected": report.rejected,
-            "duplicates": report.duplicates, "problems": report.problems,
-        } for report in reports], indent=2))
+            "problems": report.problems,
+        } for report in reports], "totals": totals}, indent=2))
     else:
         for report in reports:
-            print(f"{report.path}: {report.requests} requests; spans "
-                  f"{report.accepted['traces']} stored, {report.duplicates['traces']} "
-                  f"already stored, {report.rejected['traces']} rejected; log records "
-                  f"{report.accepted['logs']} stored, {report.duplicates['logs']} already "
-                  f"stored, {report.rejected['logs']} rejected")
+            print(f"{report.path}: {report.requests} requests; {report.accepted['traces']} "
+                  f"spans and {report.accepted['logs']} log records accepted, "
+                  f"{report.rejected['traces']} spans and {report.rejected['logs']} log "
+                  "records rejected")
             for problem in report.problems[:20]:
                 print(f"  problem: {problem}")
             if len(report.problems) > 20:
                 print(f"  ... and {len(report.problems) - 20} more problems")
+        print(f"stored {totals['traces']['stored']} new spans and {totals['logs']['stored']} "
+              f"new log records; {totals['traces']['duplicates']} spans and "
+              f"{totals['logs']['duplicates']} log records were already stored")
     return 1 if failed else 0
 
 

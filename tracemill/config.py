@@ -58,10 +58,22 @@ class Settings(BaseModel):
         description="Request bytes that may wait for decoding and commit; beyond it receivers "
         "answer UNAVAILABLE / 503 with a retry hint.",
     )
-    max_commit_items: int = Field(
-        default=50_000,
+    max_backlog_bytes: int = Field(
+        default=1024 * MiB,
         gt=0,
-        description="Most spans and log records committed in one group commit.",
+        description="Acknowledged request bytes that may wait in the spool to be stored as "
+        "rows; beyond it receivers answer UNAVAILABLE / 503 with a retry hint.",
+    )
+    max_commit_items: int = Field(
+        default=20_000,
+        gt=0,
+        description="Most spans and log records stored in one transaction.",
+    )
+    shutdown_drain_seconds: float = Field(
+        default=20.0,
+        ge=0,
+        description="On SIGTERM, how long to keep storing spooled requests before exiting "
+        "(what is left is stored at the next start).",
     )
     decode_workers: int = Field(
         default=2,

@@ -8,8 +8,8 @@ SELECT
     (SELECT count(DISTINCT agent_name) FROM otlp_spans) AS agents,
     (SELECT count(DISTINCT coalesce(agent_version, service_version, response_model, request_model))
        FROM otlp_spans) AS model_versions,
-    (SELECT count(*) FROM collector_requests) AS requests,
-    (SELECT coalesce(sum(rejected_items), 0) FROM collector_requests) AS rejected_items,
-    (SELECT coalesce(sum(duplicate_items), 0) FROM collector_requests) AS duplicate_items,
+    (SELECT coalesce(sum(requests), 0) FROM collector_commits) AS requests,
+    (SELECT coalesce(sum(rejected_items), 0) FROM collector_commits) AS rejected_items,
+    (SELECT coalesce(sum(duplicate_items), 0) FROM collector_commits) AS duplicate_items,
     (SELECT min(start_time_unix_nano) FROM otlp_spans) AS first_span_unix_nano,
     (SELECT max(end_time_unix_nano) FROM otlp_spans) AS last_span_unix_nano;

@@ -41,8 +41,8 @@ def test_retried_export_is_stored_once(collector_server: RunningCollector) -> No
     assert _span_count(collector_server) == 5
     assert collector_server.collector.metrics.items("traces", "duplicates") == 10
     audit = collector_server.query(
-        "SELECT sum(accepted_items), sum(duplicate_items) FROM collector_requests")
-    assert audit == [(5, 10)]
+        "SELECT sum(requests), sum(stored_items), sum(duplicate_items) FROM collector_commits")
+    assert audit == [(3, 5, 10)]
 
 
 def test_duplicates_inside_one_request_are_stored_once(
@@ -124,7 +124,7 @@ def test_bearer_token_is_required_when_configured(start_collector: StartCollecto
 
 def test_full_queue_answers_unavailable_with_retry_info(start_collector: StartCollector) -> None:
     server = start_collector(max_queue_bytes=1000, retry_after_seconds=2)
-    writer = server.collector.writer
+    writer = server.collector.pipeline.writer
     writer.admit(1000)  # another request's bytes hold the whole budget
     payload = trace_request([genai_span()]).SerializeToString()
     with pytest.raises(grpc.RpcError) as caught:
@@ -144,7 +144,7 @@ def test_full_queue_answers_unavailable_with_retry_info(start_collector: StartCo
 
 def test_sdk_exporter_retries_through_backpressure(start_collector: StartCollector) -> None:
     server = start_collector(max_queue_bytes=1000, retry_after_seconds=1)
-    writer = server.collector.writer
+    writer = server.collector.pipeline.writer
     writer.admit(1000)
     threading.Timer(1.5, writer.release, args=(1000,)).start()
     provider = TracerProvider()

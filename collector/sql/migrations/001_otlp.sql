@@ -3,8 +3,8 @@
 --
 -- Duplicate deliveries are stopped here: otlp_spans' primary key is the span's identity
 -- (trace id, span id) and otlp_log_records' is a 128-bit hash of the record with its
--- resource and scope. The writer inserts with INSERT OR IGNORE, so a retried export
--- adds nothing and is counted as duplicate.
+-- resource and scope. The materializer inserts with INSERT OR IGNORE, so a retried
+-- export adds nothing and is counted as duplicate.
 --
 -- Attribute maps (attributes, resource_attributes, scope_attributes, and those inside
 -- events and links) are JSON objects whose values keep their OTLP types: strings, int64
@@ -90,18 +90,23 @@ CREATE TABLE otlp_log_records (
     PRIMARY KEY (key_hi, key_lo)
 );
 
--- One row per accepted export request: the audit trail behind `tracemill stats`.
-CREATE TABLE collector_requests (
-    received_unix_nano UBIGINT NOT NULL,
+-- One row per signal per materializer commit: the audit trail behind `tracemill stats`.
+CREATE TABLE collector_commits (
     committed_unix_nano UBIGINT NOT NULL,
     signal VARCHAR NOT NULL,
-    transport VARCHAR NOT NULL,
-    payload_bytes UBIGINT NOT NULL,
+    requests UBIGINT NOT NULL,
     received_items UBIGINT NOT NULL,
-    accepted_items UBIGINT NOT NULL,
+    stored_items UBIGINT NOT NULL,
+    duplicate_items UBIGINT NOT NULL,
     rejected_items UBIGINT NOT NULL,
-    duplicate_items UBIGINT NOT NULL
+    payload_bytes UBIGINT NOT NULL,
+    spool_position UBIGINT NOT NULL
 );
+
+-- How far the spool (<db>.spool/) has been turned into rows; updated in the same
+-- transaction as the rows, so every spooled request is stored exactly once.
+CREATE TABLE collector_spool_cursor (position UBIGINT NOT NULL);
+INSERT INTO collector_spool_cursor VALUES (0);
 
 -- What users and later stages read: the stored fields without the internal key columns.
 CREATE VIEW spans AS

@@ -1,0 +1,151 @@
+"""A real `tracemill serve` process: what it acknowledged survives SIGKILL; SIGTERM drains."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import grpc
+import psutil
+import pytest
+
+from tests.support.otlp import genai_span, trace_request
+
+TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+pytestmark = pytest.mark.integration
+
+
+class ServeProcess:
+    """`python -m tracemill serve` on free ports, with its ready file read."""
+
+    def __init__(self, db: Path, tmp: Path) -> None:
+        ready = tmp / f"ready-{time.monotonic_ns()}.json"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
+             "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
+             "--ready-file", str(ready), "--log-format", "text"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.process.kill()
+                raise AssertionError(f"serve did not start: {self.process.communicate()}")
+            time.sleep(0.05)
+        info = json.loads(ready.read_text())
+        self.grpc = info["grpc"]
+        self.http = info["http"]
+        assert info["pid"] == self.process.pid
+
+
+@pytest.fixture
+def serve(tmp_path: Path) -> Iterator[type[ServeProcess]]:
+    started: list[ServeProcess] = []
+
+    class Tracked(ServeProcess):
+        def __init__(self, db: Path, tmp: Path = tmp_path) -> None:
+            super().__init__(db, tmp)
+            started.append(self)
+
+    yield Tracked
+    for item in started:
+        if item.process.poll() is None:
+            item.process.kill()
+        item.process.communicate()
+
+
+def _stored_span_ids(db: Path) -> set[str]:
+    with duckdb.connect(str(db), read_only=True) as connection:
+        return {row[0] for row in connection.execute("SELECT span_id FROM spans").fetchall()}
+
+
+def _sender(address: str, acked: set[str], stop: threading.Event) -> None:
+    with grpc.insecure_channel(address) as channel:
+        stub = channel.unary_unary(TRACES)
+        while not stop.is_set():
+            spans = [genai_span() for _ in range(64)]
+            try:
+                stub(trace_request(spans).SerializeToString(), timeout=10)
+            except grpc.RpcError:
+                return  # the server died: this request was never acknowledged
+            acked.update(span.span_id.hex() for span in spans)
+
+
+def test_sigkill_loses_nothing_acknowledged(serve: type[ServeProcess], tmp_path: Path) -> None:
+    db = tmp_path / "kill.duckdb"
+    acked: set[str] = set()
+    for _ in range(3):
+        server = serve(db)
+        stop = threading.Event()
+        senders = [threading.Thread(target=_sender, args=(server.grpc, acked, stop))
+                   for _ in range(4)]
+        for sender in senders:
+            sender.start()
+        time.sleep(1.5)
+        workers = psutil.Process(server.process.pid).children(recursive=True)
+        assert workers, "the collector should decode in worker processes"
+        server.process.send_signal(signal.SIGKILL)  # while exports are in flight
+        server.process.wait()
+        _, alive = psutil.wait_procs(workers, timeout=10)
+        assert alive == [], "decode workers outlived their collector"
+        stop.set()
+        for sender in senders:
+            sender.join()
+    assert len(acked) > 0
+    # What was acknowledged but not yet stored as rows waits in the spool; the next start
+    # stores it.
+    final = serve(db)
+    final.process.send_signal(signal.SIGTERM)
+    _, stderr = final.process.communicate(timeout=120)
+    assert final.process.returncode == 0, stderr
+    stored = _stored_span_ids(db)
+    assert acked <= stored, f"{len(acked - stored)} acknowledged spans were lost"
+
+
+def test_sigterm_drains_commits_and_exits_cleanly(serve: type[ServeProcess],
+                                                  tmp_path: Path) -> None:
+    db = tmp_path / "term.duckdb"
+    server = serve(db)
+    acked: set[str] = set()
+    stop = threading.Event()
+    senders = [threading.Thread(target=_sender, args=(server.grpc, acked, stop))
+               for _ in range(4)]
+    for sender in senders:
+        sender.start()
+    time.sleep(1.0)
+    server.process.send_signal(signal.SIGTERM)
+    stdout, stderr = server.process.communicate(timeout=60)
+    stop.set()
+    for sender in senders:
+        sender.join()
+    assert server.process.returncode == 0, stderr
+    assert "collector stopped" in stderr
+    assert "Traceback" not in stderr
+    assert acked <= _stored_span_ids(db)
+    assert not Path(str(db) + ".wal").exists()  # checkpointed on the way out
+
+
+def test_second_writer_is_told_who_holds_the_store(serve: type[ServeProcess],
+                                                   tmp_path: Path) -> None:
+    db = tmp_path / "locked.duckdb"
+    server = serve(db)
+    result = subprocess.run(
+        [sys.executable, "-m", "tracemill", "migrate", "--db", str(db)],
+        capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3
+    assert f"locked by process {server.process.pid}" in result.stderr
+    assert "Traceback" not in result.stderr
+    stats = subprocess.run(
+        [sys.executable, "-m", "tracemill", "stats", "--db", str(db), "--json",
+         "--http-address", server.http],
+        capture_output=True, text=True, timeout=60)
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["spans"] == 0
+    assert os.path.exists(db)
