@@ -83,6 +83,7 @@ _INPUT_TOKENS = _PROMOTED_NAMES.index("input_tokens")
 _OUTPUT_TOKENS = _PROMOTED_NAMES.index("output_tokens")
 _ERROR_TYPE = _PROMOTED_NAMES.index("error_type")
 _OPERATION = _PROMOTED_NAMES.index("operation")
+_TOKEN_SLOTS = (_INPUT_TOKENS, _OUTPUT_TOKENS)
 
 _U64 = pa.uint64()
 _U32 = pa.uint32()
@@ -195,13 +196,16 @@ def _promoted_row(attrs: dict[str, Any], resource: list[Any],
         values[_CONVERSATION] = resource[_CONVERSATION]
     if values[_ERROR_TYPE] is None:
         values[_ERROR_TYPE] = error_type
-    operation = _text(values[_OPERATION])
-    values[_OPERATION] = operation.lower() if operation else None
-    for slot in range(len(values)):
-        if slot in (_INPUT_TOKENS, _OUTPUT_TOKENS):
-            values[slot] = _integer(values[slot])
-        elif slot != _OPERATION:
-            values[slot] = _text(values[slot])
+    for slot, value in enumerate(values):
+        if value is None:
+            continue
+        if slot in _TOKEN_SLOTS:
+            values[slot] = _integer(value)
+        elif type(value) is not str:
+            values[slot] = _text(value)
+    operation = values[_OPERATION]
+    if operation is not None:
+        values[_OPERATION] = operation.lower()
     return tuple(values)
 
 

@@ -3,7 +3,8 @@
 One thread reads durable records from the spool, has them decoded by a pool of worker
 processes (decoding is CPU-bound Python; in processes it runs beside the receivers and
 the DuckDB insert instead of sharing one interpreter lock), and inserts each group with
-``INSERT OR IGNORE`` (the primary keys drop re-delivered items) in one transaction that
+an anti-join that drops re-delivered items (see ``collector/sql/insert_spans.sql``), in one
+transaction that
 also records the spool position reached. While one group is inserted the next is being
 decoded. Segments wholly behind the committed position are deleted.
 """
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from collector.decode import DecodedBatch, decode
 from collector.metrics import Metrics
@@ -29,7 +31,8 @@ from tracemill.store import Store, load_sql
 
 log = logging.getLogger("tracemill.collector.materializer")
 
-_TABLES = {"traces": "otlp_spans", "logs": "otlp_log_records"}
+_INSERTS = {"traces": ("insert_spans.sql", "start_time_unix_nano"),
+            "logs": ("insert_log_records.sql", "time_unix_nano")}
 _MAX_GROUP_BYTES = 64 * 1024 * 1024
 
 
@@ -104,6 +107,8 @@ class Materializer:
         self._thread = threading.Thread(target=self._run, name="tracemill-materializer",
                                         daemon=True)
         self._commit_sql = load_sql("collector", "record_commit.sql")
+        self._insert_sql = {signal: (load_sql("collector", name), column)
+                            for signal, (name, column) in _INSERTS.items()}
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
         position = int(store.query("SELECT position FROM collector_spool_cursor")[0][0])
@@ -210,18 +215,18 @@ class Materializer:
         cursor.begin()
         try:
             now = time.time_ns()
-            for signal, table in _TABLES.items():
+            for signal, (sql, time_column) in self._insert_sql.items():
                 mine = [batch for batch in batches if batch.signal == signal]
                 if not mine:
                     continue
                 rows = pa.concat_tables([batch.rows for batch in mine])
                 inserted = 0
                 if rows.num_rows:
+                    bounds = pc.min_max(rows[time_column])
                     cursor.register("incoming_rows", rows)
                     try:
-                        result = cursor.execute(
-                            f"INSERT OR IGNORE INTO {table} "  # noqa: S608 - fixed table names
-                            "SELECT * FROM incoming_rows").fetchone()
+                        result = cursor.execute(sql, [bounds["min"].as_py(),
+                                                      bounds["max"].as_py()]).fetchone()
                     finally:
                         cursor.unregister("incoming_rows")
                     inserted = int(result[0]) if result else 0

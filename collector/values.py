@@ -51,7 +51,13 @@ def value_to_json(value: AnyValue) -> Any:
 
 def attributes_to_json(attributes: Iterable[KeyValue]) -> dict[str, Any]:
     """An attribute list as a JSON object; a repeated key keeps its last value."""
-    return {kv.key: value_to_json(kv.value) for kv in attributes}
+    result = {}
+    for kv in attributes:
+        value = kv.value
+        # strings are most attributes: read them without the general dispatch
+        result[kv.key] = (value.string_value if value.WhichOneof("value") == "string_value"
+                          else value_to_json(value))
+    return result
 
 
 def _kvlist_to_json(pairs: Iterable[KeyValue]) -> Any:

@@ -129,7 +129,7 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from collector.server import Collector, run_forever
     from tracemill.store import open_store
 
-    store = open_store(settings.db)
+    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
     try:
         asyncio.run(run_forever(Collector(settings, store), args.ready_file))
     finally:
@@ -143,7 +143,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from collector.pipeline import Pipeline
     from tracemill.store import open_store
 
-    store = open_store(settings.db)
+    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
     reports = []
     try:
         pipeline = Pipeline(settings, store, Metrics())
@@ -187,7 +187,7 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     from tracemill.store import open_store
 
     try:
-        store = open_store(settings.db, read_only=True)
+        store = open_store(settings.db, read_only=True, memory_limit=settings.db_memory_limit)
     except StoreLockedError as locked:
         data = _stats_from_collector(settings, locked)
         stats = StoreStats(**data)
@@ -229,7 +229,7 @@ def _stats_from_collector(settings: Settings, locked: StoreLockedError) -> dict[
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from tracemill.store import open_store
 
-    store = open_store(settings.db, migrate=False)
+    store = open_store(settings.db, migrate=False, memory_limit=settings.db_memory_limit)
     try:
         applied = store.migrate()
         versions = store.schema_versions()

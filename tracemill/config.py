@@ -30,6 +30,12 @@ class Settings(BaseModel):
     db: Path = Field(
         default=Path("tracemill.duckdb"), description="Path of the DuckDB store file."
     )
+    db_memory_limit: str = Field(
+        default="512MB",
+        pattern=r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
+        description="Most memory DuckDB may use for its buffers (e.g. 512MB, 2GB); larger "
+        "work spills to disk.",
+    )
     grpc_address: str = Field(
         default="127.0.0.1:4317",
         description="host:port of the OTLP/gRPC receiver (port 0 picks a free port).",
@@ -59,7 +65,7 @@ class Settings(BaseModel):
         "answer UNAVAILABLE / 503 with a retry hint.",
     )
     max_backlog_bytes: int = Field(
-        default=1024 * MiB,
+        default=4096 * MiB,
         gt=0,
         description="Acknowledged request bytes that may wait in the spool to be stored as "
         "rows; beyond it receivers answer UNAVAILABLE / 503 with a retry hint.",

@@ -164,7 +164,8 @@ class Store:
             self._connection.close()
 
 
-def open_store(path: Path, *, read_only: bool = False, migrate: bool = True) -> Store:
+def open_store(path: Path, *, read_only: bool = False, migrate: bool = True,
+               memory_limit: str | None = None) -> Store:
     """Open (creating if needed) the DuckDB file at ``path`` and bring its schema up to date.
 
     Raises StoreLockedError when another process holds the file, StoreError when the file
@@ -179,7 +180,9 @@ def open_store(path: Path, *, read_only: bool = False, migrate: bool = True) -> 
     if not read_only and path.parent and not path.parent.exists():
         raise StoreError(f"the folder {path.parent} for the store {path} does not exist")
     try:
-        connection = duckdb.connect(str(path), read_only=read_only)
+        config: dict[str, str | bool | int | float | list[str]] = (
+            {"memory_limit": memory_limit} if memory_limit else {})
+        connection = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
         text = str(exc)
         if "lock" in text.lower():

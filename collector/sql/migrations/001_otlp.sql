@@ -1,10 +1,13 @@
 -- The collector's tables: every OTLP span and log record as received, with the fields
 -- later stages query promoted to columns.
 --
--- Duplicate deliveries are stopped here: otlp_spans' primary key is the span's identity
--- (trace id, span id) and otlp_log_records' is a 128-bit hash of the record with its
--- resource and scope. The materializer inserts with INSERT OR IGNORE, so a retried
--- export adds nothing and is counted as duplicate.
+-- Duplicate deliveries are stopped when rows are inserted (collector/sql/insert_*.sql):
+-- a span's identity is (trace id, span id, start time), a log record's a 128-bit hash of
+-- the record with its resource and scope (key_hi, key_lo) plus its time. Each insert
+-- keeps one row per identity from its batch and only those not stored already; the
+-- anti-join is limited to the batch's time range, so DuckDB's zone maps skip the row
+-- groups of other times and no index has to be kept in memory. A retried export adds
+-- nothing and is counted as duplicate.
 --
 -- Attribute maps (attributes, resource_attributes, scope_attributes, and those inside
 -- events and links) are JSON objects whose values keep their OTLP types: strings, int64
@@ -57,8 +60,7 @@ CREATE TABLE otlp_spans (
     input_tokens BIGINT,
     output_tokens BIGINT,
     error_type VARCHAR,
-    received_unix_nano UBIGINT NOT NULL,
-    PRIMARY KEY (tid_hi, tid_lo, sid)
+    received_unix_nano UBIGINT NOT NULL
 );
 
 CREATE TABLE otlp_log_records (
@@ -86,8 +88,7 @@ CREATE TABLE otlp_log_records (
     service_name VARCHAR,
     service_version VARCHAR,
     conversation_id VARCHAR,
-    received_unix_nano UBIGINT NOT NULL,
-    PRIMARY KEY (key_hi, key_lo)
+    received_unix_nano UBIGINT NOT NULL
 );
 
 -- One row per signal per materializer commit: the audit trail behind `tracemill stats`.

@@ -1,0 +1,12 @@
+-- New log records from the registered Arrow table incoming_rows: one per identity
+-- (content hash, time), and none already stored; $1/$2 bound the batch's times so the
+-- anti-join reads only overlapping row groups.
+INSERT INTO otlp_log_records
+SELECT * FROM incoming_rows AS i
+WHERE NOT EXISTS (
+    SELECT 1 FROM otlp_log_records AS s
+    WHERE s.time_unix_nano BETWEEN $1 AND $2
+      AND s.time_unix_nano = i.time_unix_nano
+      AND s.key_hi = i.key_hi AND s.key_lo = i.key_lo
+)
+QUALIFY row_number() OVER (PARTITION BY key_hi, key_lo, time_unix_nano) = 1;
