@@ -18,8 +18,10 @@ operation          ``gen_ai.operation.name``; ``openinference.span.kind`` (lower
 conversation_id    ``gen_ai.conversation.id``, ``session.id``, ``conversation.id``, ``thread.id``
 agent_name         ``gen_ai.agent.name``, ``agent.name``, ``agent_name``
 agent_version      ``gen_ai.agent.version``
-request_model      ``gen_ai.request.model``, ``llm.model_name``, ``llm.request.model``
-response_model     ``gen_ai.response.model``, ``llm.response.model``
+request_model      ``gen_ai.request.model``, ``llm.request.model``, ``model`` inside the
+                   JSON of ``llm.invocation_parameters`` (OpenInference)
+response_model     ``gen_ai.response.model``, ``llm.response.model``, ``llm.model_name``
+                   (OpenInference records the model the response names there)
 provider           ``gen_ai.provider.name``, ``gen_ai.system``, ``llm.system``, ``llm.provider``
 tool_name          ``gen_ai.tool.name``, ``tool.name``
 tool_call_id       ``gen_ai.tool.call.id``, ``tool_call.id``
@@ -60,8 +62,8 @@ _PROMOTED_SOURCES: dict[str, tuple[str, ...]] = {
     "conversation_id": ("gen_ai.conversation.id", "session.id", "conversation.id", "thread.id"),
     "agent_name": ("gen_ai.agent.name", "agent.name", "agent_name"),
     "agent_version": ("gen_ai.agent.version",),
-    "request_model": ("gen_ai.request.model", "llm.model_name", "llm.request.model"),
-    "response_model": ("gen_ai.response.model", "llm.response.model"),
+    "request_model": ("gen_ai.request.model", "llm.request.model"),
+    "response_model": ("gen_ai.response.model", "llm.response.model", "llm.model_name"),
     "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.system", "llm.provider"),
     "tool_name": ("gen_ai.tool.name", "tool.name"),
     "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
@@ -84,6 +86,19 @@ _OUTPUT_TOKENS = _PROMOTED_NAMES.index("output_tokens")
 _ERROR_TYPE = _PROMOTED_NAMES.index("error_type")
 _OPERATION = _PROMOTED_NAMES.index("operation")
 _TOKEN_SLOTS = (_INPUT_TOKENS, _OUTPUT_TOKENS)
+_REQUEST_MODEL = _PROMOTED_NAMES.index("request_model")
+
+
+def _invocation_model(parameters: Any) -> str | None:
+    """The ``model`` in OpenInference's ``llm.invocation_parameters`` JSON, if any."""
+    if not isinstance(parameters, str):
+        return None
+    try:
+        decoded = orjson.loads(parameters)
+    except orjson.JSONDecodeError:
+        return None
+    model = decoded.get("model") if isinstance(decoded, dict) else None
+    return model if isinstance(model, str) else None
 
 _U64 = pa.uint64()
 _U32 = pa.uint32()
@@ -196,6 +211,8 @@ def _promoted_row(attrs: dict[str, Any], resource: list[Any],
         values[_CONVERSATION] = resource[_CONVERSATION]
     if values[_ERROR_TYPE] is None:
         values[_ERROR_TYPE] = error_type
+    if values[_REQUEST_MODEL] is None and "llm.invocation_parameters" in attrs:
+        values[_REQUEST_MODEL] = _invocation_model(attrs["llm.invocation_parameters"])
     for slot, value in enumerate(values):
         if value is None:
             continue

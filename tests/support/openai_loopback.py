@@ -52,15 +52,18 @@ from typing import Any, ClassVar, Self
 
 __all__ = [
     "ErrorReply",
+    "IncomingRequest",
     "LoopbackError",
     "LoopbackServer",
     "OpenAILoopback",
     "RecordedRequest",
+    "RenderedResponse",
     "Reply",
     "TextReply",
     "ToolCall",
     "ToolCallReply",
     "Usage",
+    "json_response",
 ]
 
 _log = logging.getLogger(__name__)
@@ -217,13 +220,17 @@ class LoopbackError(AssertionError):
 
 
 @dataclass(frozen=True)
-class _Incoming:
-    """A parsed request on its way to :meth:`LoopbackServer._dispatch`."""
+class IncomingRequest:
+    """A parsed request on its way to :meth:`LoopbackServer._dispatch` (for subclasses)."""
 
     method: str
+    """HTTP method."""
     path: str
+    """Path without the query string."""
     headers: Mapping[str, str]
+    """Headers, names lower-cased."""
     body: Any
+    """The body parsed as JSON, or ``None``."""
 
     def record(self, reply: Reply | None = None, response_id: str | None = None) -> RecordedRequest:
         """The log entry for this request and what was answered."""
@@ -231,12 +238,15 @@ class _Incoming:
 
 
 @dataclass(frozen=True)
-class _Response:
-    """A rendered HTTP response: either a whole body or a stream of chunks."""
+class RenderedResponse:
+    """What :meth:`LoopbackServer._dispatch` returns (for subclasses)."""
 
     status: int
+    """HTTP status code."""
     headers: Mapping[str, str]
+    """Response headers; ``content-length`` / ``transfer-encoding`` are added."""
     body: bytes | Iterable[bytes]
+    """A whole body, or chunks to stream with chunked transfer encoding as they come."""
 
 
 # --------------------------------------------------------------------------- server
@@ -358,7 +368,7 @@ class LoopbackServer:
 
     # -- for subclasses
 
-    def _dispatch(self, request: _Incoming) -> _Response:
+    def _dispatch(self, request: IncomingRequest) -> RenderedResponse:
         """Answer one request. Subclasses route on method and path, and use
         :meth:`_next_reply`, :meth:`_record` and :meth:`_problem`; every request must be
         recorded exactly once."""
@@ -429,7 +439,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = None
         try:
             response = loopback._dispatch(
-                _Incoming(
+                IncomingRequest(
                     self.command,
                     path,
                     {name.lower(): value for name, value in self.headers.items()},
@@ -439,10 +449,10 @@ class _Handler(BaseHTTPRequestHandler):
         except Exception as exc:  # a bug in the loopback must fail the test, not hang it
             _log.exception("loopback dispatch failed")
             loopback._problem(f"{self.command} {path}: loopback raised {exc!r}")
-            response = _json_response(500, {"error": {"message": repr(exc)}})
+            response = json_response(500, {"error": {"message": repr(exc)}})
         self._write(response)
 
-    def _write(self, response: _Response) -> None:
+    def _write(self, response: RenderedResponse) -> None:
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
@@ -463,10 +473,11 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
 
 
-def _json_response(
+def json_response(
     status: int, payload: Any, headers: Mapping[str, str] | None = None
-) -> _Response:
-    return _Response(
+) -> RenderedResponse:
+    """A JSON response (for subclasses)."""
+    return RenderedResponse(
         status=status,
         headers={"content-type": "application/json", **(headers or {})},
         body=json.dumps(payload).encode(),
@@ -495,7 +506,7 @@ class OpenAILoopback(LoopbackServer):
         """What to pass as ``base_url`` to an OpenAI client: ``http://127.0.0.1:PORT/v1``."""
         return f"{self.url}/v1"
 
-    def _dispatch(self, request: _Incoming) -> _Response:
+    def _dispatch(self, request: IncomingRequest) -> RenderedResponse:
         if (request.method, request.path) != ("POST", "/v1/chat/completions"):
             where = f"{request.method} {request.path}"
             self._problem(f"{where}: no such route on {type(self).__name__}")
@@ -503,7 +514,7 @@ class OpenAILoopback(LoopbackServer):
             return _openai_error(404, f"Invalid URL ({where})", "invalid_request_error")
         return self._chat_completions(request)
 
-    def _chat_completions(self, request: _Incoming) -> _Response:
+    def _chat_completions(self, request: IncomingRequest) -> RenderedResponse:
         body = request.body
         invalid = _invalid_chat_request(body)
         if invalid is not None:
@@ -551,7 +562,7 @@ class OpenAILoopback(LoopbackServer):
         if body.get("stream"):
             stream_options = body.get("stream_options") or {}
             include_usage = bool(stream_options.get("include_usage"))
-            return _Response(
+            return RenderedResponse(
                 status=200,
                 headers={
                     "content-type": "text/event-stream; charset=utf-8",
@@ -560,7 +571,7 @@ class OpenAILoopback(LoopbackServer):
                 },
                 body=_sse(plan.chunks(include_usage=include_usage)),
             )
-        return _json_response(200, plan.completion(), response_headers)
+        return json_response(200, plan.completion(), response_headers)
 
 
 @dataclass(frozen=True)
@@ -654,26 +665,28 @@ class _Completion:
             return out
 
         content = self.reply.content
-        if isinstance(self.reply, ToolCallReply) and not content:
-            yield chunk({"role": "assistant", "content": None, "refusal": None})
-        else:
-            yield chunk({"role": "assistant", "content": "", "refusal": None})
-            for piece in _pieces(content or ""):
+        # The first delta carries the role. A tool-call reply without text opens, as the
+        # API does, with the role and the first call's header in one chunk.
+        opening: dict[str, Any] = {"role": "assistant", "content": "", "refusal": None}
+        if content:
+            yield chunk(opening)
+            opening = {}
+            for piece in _pieces(content):
                 yield chunk({"content": piece})
+        elif isinstance(self.reply, ToolCallReply):
+            opening["content"] = None
+        else:
+            yield chunk(opening)
         if isinstance(self.reply, ToolCallReply):
             for index, call in enumerate(self.reply.calls):
-                yield chunk(
-                    {
-                        "tool_calls": [
-                            {
-                                "index": index,
-                                "id": call.id,
-                                "type": "function",
-                                "function": {"name": call.name, "arguments": ""},
-                            }
-                        ]
-                    }
-                )
+                header = {
+                    "index": index,
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": ""},
+                }
+                yield chunk({**opening, "tool_calls": [header]})
+                opening = {}
                 for piece in _pieces(call.arguments_json):
                     yield chunk(
                         {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
@@ -730,7 +743,7 @@ def _openai_error(
     code: str | None = None,
     param: str | None = None,
     headers: Mapping[str, str] | None = None,
-) -> _Response:
+) -> RenderedResponse:
     """An error response with OpenAI's ``{"error": {...}}`` body."""
     payload = {"error": {"message": message, "type": type, "param": param, "code": code}}
-    return _json_response(status, payload, headers)
+    return json_response(status, payload, headers)
