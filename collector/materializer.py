@@ -139,14 +139,17 @@ class Materializer:
         """Whether the thread runs."""
         return self._thread.is_alive()
 
-    def flush(self, timeout: float = 60.0) -> bool:
-        """Wait until everything acknowledged so far is stored; False on timeout."""
+    def flush(self, timeout: float | None = 60.0) -> bool:
+        """Wait until everything acknowledged so far is stored; False on timeout.
+
+        ``timeout=None`` waits as long as it takes.
+        """
         target = self._spool.end
         with self._progress:
             return self._progress.wait_for(lambda: self._position >= target, timeout)
 
-    def close(self, drain_seconds: float) -> None:
-        """Store what is spooled (for up to ``drain_seconds``), then stop the thread."""
+    def close(self, drain_seconds: float | None) -> None:
+        """Store what is spooled (for up to ``drain_seconds``; None: all), then stop."""
         if self._thread.is_alive() and not self.flush(drain_seconds):
             log.warning("stopping with requests still spooled; they are stored at the next "
                         "start", extra={"fields": {"backlog_bytes": self.backlog()}})

@@ -55,9 +55,12 @@ class Pipeline:
         """Wait until everything acknowledged so far is stored as rows."""
         return self.materializer.flush(timeout)
 
-    def close(self, drain_seconds: float | None = None) -> None:
-        """Stop accepting, make queued requests durable, store the spool, stop workers."""
+    def close(self, *, drain_all: bool = False) -> None:
+        """Stop accepting, make queued requests durable, store the spool, stop workers.
+
+        Storing the spool takes at most ``shutdown_drain_seconds`` unless ``drain_all``.
+        """
         self.writer.close()
-        self.materializer.close(self._drain_seconds if drain_seconds is None else drain_seconds)
+        self.materializer.close(None if drain_all else self._drain_seconds)
         self.decoders.shutdown()
         self.spool.close()

@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tracemill {__version__}",
                         help="Print the version and exit.")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                     help="What to do (each has its own --help).")
 
     serve = commands.add_parser(
         "serve", help="Run the OTLP collector (gRPC :4317, HTTP :4318) until SIGTERM.",
@@ -152,7 +153,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
             for path in args.files:
                 reports.append(ingest_file(pipeline.intake, path, args.signal))
         finally:
-            pipeline.close(drain_seconds=float("inf"))
+            pipeline.close(drain_all=True)
     finally:
         store.close()
     failed = any(report.problems for report in reports)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import duckdb
@@ -45,16 +45,18 @@ class ServeProcess:
         assert info["pid"] == self.process.pid
 
 
+Serve = Callable[[Path], ServeProcess]
+
+
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[type[ServeProcess]]:
+def serve(tmp_path: Path) -> Iterator[Serve]:
     started: list[ServeProcess] = []
 
-    class Tracked(ServeProcess):
-        def __init__(self, db: Path, tmp: Path = tmp_path) -> None:
-            super().__init__(db, tmp)
-            started.append(self)
+    def start(db: Path) -> ServeProcess:
+        started.append(ServeProcess(db, tmp_path))
+        return started[-1]
 
-    yield Tracked
+    yield start
     for item in started:
         if item.process.poll() is None:
             item.process.kill()
@@ -78,7 +80,7 @@ def _sender(address: str, acked: set[str], stop: threading.Event) -> None:
             acked.update(span.span_id.hex() for span in spans)
 
 
-def test_sigkill_loses_nothing_acknowledged(serve: type[ServeProcess], tmp_path: Path) -> None:
+def test_sigkill_loses_nothing_acknowledged(serve: Serve, tmp_path: Path) -> None:
     db = tmp_path / "kill.duckdb"
     acked: set[str] = set()
     for _ in range(3):
@@ -109,7 +111,7 @@ def test_sigkill_loses_nothing_acknowledged(serve: type[ServeProcess], tmp_path:
     assert acked <= stored, f"{len(acked - stored)} acknowledged spans were lost"
 
 
-def test_sigterm_drains_commits_and_exits_cleanly(serve: type[ServeProcess],
+def test_sigterm_drains_commits_and_exits_cleanly(serve: Serve,
                                                   tmp_path: Path) -> None:
     db = tmp_path / "term.duckdb"
     server = serve(db)
@@ -121,7 +123,7 @@ def test_sigterm_drains_commits_and_exits_cleanly(serve: type[ServeProcess],
         sender.start()
     time.sleep(1.0)
     server.process.send_signal(signal.SIGTERM)
-    stdout, stderr = server.process.communicate(timeout=60)
+    _, stderr = server.process.communicate(timeout=60)
     stop.set()
     for sender in senders:
         sender.join()
@@ -132,7 +134,7 @@ def test_sigterm_drains_commits_and_exits_cleanly(serve: type[ServeProcess],
     assert not Path(str(db) + ".wal").exists()  # checkpointed on the way out
 
 
-def test_second_writer_is_told_who_holds_the_store(serve: type[ServeProcess],
+def test_second_writer_is_told_who_holds_the_store(serve: Serve,
                                                    tmp_path: Path) -> None:
     db = tmp_path / "locked.duckdb"
     server = serve(db)

@@ -64,8 +64,8 @@ def test_retried_log_export_is_stored_once(collector_server: RunningCollector) -
 def test_invalid_ids_are_rejected_and_explained_while_the_rest_is_kept(
         collector_server: RunningCollector) -> None:
     spans = [genai_span("good"), genai_span("short trace", trace_id=b"\x01" * 15),
-             genai_span("zero trace", trace_id=bytes(16)), genai_span("zero span", span_id=bytes(8)),
-             genai_span("good too")]
+             genai_span("zero trace", trace_id=bytes(16)),
+             genai_span("zero span", span_id=bytes(8)), genai_span("good too")]
     response = ExportTraceServiceResponse.FromString(
         _call(collector_server, trace_request(spans).SerializeToString()))
     assert response.partial_success.rejected_spans == 3
