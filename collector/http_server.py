@@ -104,7 +104,12 @@ class OtlpHttpApp:
                                  f"send {PROTOBUF} or {JSON}")
             body = await self._read_body(headers, receive)
             try:
-                payload = json_to_protobuf(signal, body) if content_type == JSON else body
+                if content_type == JSON:
+                    # OTLP/JSON parsing is pure Python: keep it off the event loop
+                    loop = asyncio.get_running_loop()
+                    payload = await loop.run_in_executor(None, json_to_protobuf, signal, body)
+                else:
+                    payload = body
                 result = await self._intake.export(signal, payload, "http")
             except InvalidRequest as exc:
                 raise _HttpError(exc.http_status, code_pb2.INVALID_ARGUMENT, str(exc)) from None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ipaddress
 import json
 import os
 import sys
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from tracemill import __version__
-from tracemill.config import Settings, load_settings
+from tracemill.config import Settings, load_settings, split_address
 from tracemill.errors import StoreError, StoreLockedError, TracemillError
 from tracemill.logs import configure_logging
 
@@ -217,14 +218,26 @@ def _stats_from_collector(settings: Settings, locked: StoreLockedError) -> dict[
     headers = {}
     if settings.auth_token:
         headers["authorization"] = f"Bearer {settings.auth_token.get_secret_value()}"
+    host, _ = split_address(settings.http_address)
+    # On loopback the collector's own certificate may be self-signed; elsewhere verify it.
+    verify = not _is_loopback(host)
     try:
-        response = httpx.get(url, headers=headers, timeout=10, verify=False)  # noqa: S501 - loopback by default
+        response = httpx.get(url, headers=headers, timeout=10, verify=verify)
         response.raise_for_status()
         data: dict[str, Any] = response.json()
     except (httpx.HTTPError, ValueError) as exc:
         raise StoreLockedError(
             locked.path, locked.pid, f"and {url} did not answer: {exc}") from None
     return data
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
