@@ -229,7 +229,7 @@ class Materializer:
                     cursor.register("incoming_rows", rows)
                     try:
                         result = cursor.execute(sql, [bounds["min"].as_py(),
-                                                      bounds["max"].as_py()]).fetchone()
+                                                      bounds["max"].as_py(), end]).fetchone()
                     finally:
                         cursor.unregister("incoming_rows")
                     inserted = int(result[0]) if result else 0

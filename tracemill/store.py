@@ -23,7 +23,7 @@ import psutil
 from tracemill.errors import SchemaError, StoreError, StoreLockedError
 
 #: Components whose migrations make up the schema, in the order they are applied.
-COMPONENTS: tuple[str, ...] = ("collector",)
+COMPONENTS: tuple[str, ...] = ("collector", "processor")
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 _LOCK_PID = re.compile(r"PID (\d+)")

@@ -1,8 +1,8 @@
 -- New log records from the registered Arrow table incoming_rows: one per identity
 -- (content hash, time), and none already stored; $1/$2 bound the batch's times so the
--- anti-join reads only overlapping row groups.
+-- anti-join reads only overlapping row groups; $3 is the commit's spool position.
 INSERT INTO otlp_log_records
-SELECT * FROM incoming_rows AS i
+SELECT i.*, $3 AS ingest_seq FROM incoming_rows AS i
 WHERE NOT EXISTS (
     SELECT 1 FROM otlp_log_records AS s
     WHERE s.time_unix_nano BETWEEN $1 AND $2

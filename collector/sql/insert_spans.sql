@@ -1,9 +1,10 @@
 -- New spans from the registered Arrow table incoming_rows: one per identity
 -- (trace id, span id, start time), and none already stored. $1/$2 are the batch's
 -- smallest and largest start time, so the anti-join reads only row groups whose zone
--- maps overlap them.
+-- maps overlap them. $3 is the spool position this commit reaches: a monotonic sequence
+-- later stages use as their watermark.
 INSERT INTO otlp_spans
-SELECT * FROM incoming_rows AS i
+SELECT i.*, $3 AS ingest_seq FROM incoming_rows AS i
 WHERE NOT EXISTS (
     SELECT 1 FROM otlp_spans AS s
     WHERE s.start_time_unix_nano BETWEEN $1 AND $2

@@ -7,22 +7,24 @@ from pathlib import Path
 import pytest
 
 from tracemill.errors import SchemaError, StoreError
-from tracemill.store import migrations, open_store
+from tracemill.store import COMPONENTS, migrations, open_store
 
 
 def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     db = tmp_path / "m.duckdb"
     store = open_store(db)
-    assert store.schema_versions() == {"collector": migrations("collector")[-1].version}
+    assert store.schema_versions() == {
+        component: migrations(component)[-1].version for component in COMPONENTS}
     assert store.migrate() == []
     tables = {row[0] for row in store.query(
         "SELECT table_name FROM information_schema.tables")}
     assert {"otlp_spans", "otlp_log_records", "spans", "log_records",
-            "collector_commits", "collector_spool_cursor"} <= tables
+            "collector_commits", "collector_spool_cursor", "conversations",
+            "failure_map"} <= tables
     store.close()
     reopened = open_store(db)
     assert reopened.query("SELECT count(*) FROM tracemill_migrations") == [
-        (len(migrations("collector")),)]
+        (sum(len(migrations(component)) for component in COMPONENTS),)]
     reopened.close()
 
 

@@ -60,7 +60,8 @@ CREATE TABLE otlp_spans (
     input_tokens BIGINT,
     output_tokens BIGINT,
     error_type VARCHAR,
-    received_unix_nano UBIGINT NOT NULL
+    received_unix_nano UBIGINT NOT NULL,
+    ingest_seq UBIGINT NOT NULL  -- spool position of the commit that stored it (monotonic)
 );
 
 CREATE TABLE otlp_log_records (
@@ -88,7 +89,8 @@ CREATE TABLE otlp_log_records (
     service_name VARCHAR,
     service_version VARCHAR,
     conversation_id VARCHAR,
-    received_unix_nano UBIGINT NOT NULL
+    received_unix_nano UBIGINT NOT NULL,
+    ingest_seq UBIGINT NOT NULL  -- spool position of the commit that stored it (monotonic)
 );
 
 -- One row per signal per materializer commit: the audit trail behind `tracemill stats`.

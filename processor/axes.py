@@ -1,0 +1,198 @@
+"""The six axes of a situation and the rules that place a conversation on them.
+
+Every rule reads the assembled conversation only (plus its outcome's evaluations), so it
+is deterministic and testable. Value sets:
+
+==============  ===========================================================================
+axis            values and rule (first match wins)
+==============  ===========================================================================
+tool            the tool of the first step whose condition is not ``success``; else the
+                only tool used; ``multi_tool`` when several were used; ``no_tool``
+tool_condition  of that step: ``timeout``, ``permission_denied``, ``not_found``,
+                ``malformed_result``, ``stale_result``, ``error``, ``unknown`` (no result
+                seen), ``success``; ``none`` when there is no tool step (see
+                :func:`step_condition`)
+world_state     over the steps in order: ``missing`` (a not-found answer),
+                ``already_acted_on`` (result ``status`` starting ``already_``),
+                ``duplicate`` (result ``duplicate: true``), ``partially_completed``
+                (result ``status: partial``); else ``entity_exists`` (a successful result
+                carrying an id); else ``unknown``
+history         ``prior_failure`` (a failed step before a later successful one),
+                ``prior_partial_action`` (a partial result before a later step),
+                ``contradicts_earlier`` (a later user turn that takes back an earlier
+                one: "actually", "no, ", "i meant"), ``repeat_visit`` (the ask says
+                "again" / "already contacted"), else ``fresh``
+user_stance     from the first ask, by keywords: ``adversarial``, ``frustrated``,
+                ``hurried``, ``mistaken``, ``unsure``, ``conflicting``, else ``ordinary``;
+                ``unknown`` when the ask was not captured (:data:`STANCE_KEYWORDS`)
+policy_rule     the name of the failing evaluation, else of the first evaluation, else the
+                failure class; ``unspecified``
+==============  ===========================================================================
+
+A status such as ``paid`` or ``shipped`` in a result is data, not a fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from processor.records import Step
+
+AXES: tuple[str, ...] = (
+    "tool", "tool_condition", "world_state", "history", "user_stance", "policy_rule")
+"""The six axes, in the order reports list them."""
+
+STANCE_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("adversarial", ("ignore previous", "ignore your instructions", "ignore all previous",
+                     "system prompt", "pretend you", "you are now", "jailbreak")),
+    ("frustrated", ("!!!", "ridiculous", "third time", "unacceptable", "useless",
+                    "fed up", "what is wrong with")),
+    ("hurried", ("asap", "right now", "urgent", "quickly", "hurry", "immediately")),
+    ("mistaken", ("i was told", "wasn't it", "i thought", "isn't it supposed")),
+    ("unsure", ("not sure", "i think", "maybe", "don't know if", "possibly")),
+    ("conflicting", ("but also", "and also cancel", "but keep", "or rather")),
+)
+"""Keyword lists of the default stance classifier, checked in this order."""
+
+_CONTRADICTION = re.compile(r"^\s*(actually|no,|no i|i meant|wait,|sorry, i meant)", re.I)
+_REPEAT = ("again", "already contacted", "last time", "still not")
+
+
+@dataclass(frozen=True)
+class Situation:
+    """A conversation's coordinates on the six axes."""
+
+    tool: str
+    """See the module table."""
+    tool_condition: str
+    """See the module table."""
+    world_state: str
+    """See the module table."""
+    history: str
+    """See the module table."""
+    user_stance: str
+    """See the module table."""
+    policy_rule: str
+    """See the module table."""
+
+
+def _result_object(result: str | None) -> tuple[Any, bool]:
+    """(parsed JSON or None, malformed?) for a tool result."""
+    if result is None:
+        return None, False
+    text = result.strip()
+    if not text.startswith(("{", "[")):
+        return None, False
+    try:
+        return orjson.loads(text), False
+    except orjson.JSONDecodeError:
+        return None, True
+
+
+def _fault_from_text(text: str) -> str | None:
+    lowered = text.lower().replace("_", "").replace(" ", "")
+    if "timeout" in lowered or "timedout" in lowered or "deadline" in lowered:
+        return "timeout"
+    if "permission" in lowered or "forbidden" in lowered or "unauthorized" in lowered \
+            or lowered.startswith("403"):
+        return "permission_denied"
+    if "notfound" in lowered or lowered.startswith("404"):
+        return "not_found"
+    return None
+
+
+def step_condition(step: Step) -> str:
+    """The tool condition one step shows."""
+    if step.status == "error":
+        return _fault_from_text(step.error or "") or "error"
+    parsed, malformed = _result_object(step.result)
+    if malformed:
+        return "malformed_result"
+    if isinstance(parsed, dict):
+        error = parsed.get("error")
+        if error:
+            return _fault_from_text(str(error)) or "error"
+        if parsed.get("stale") is True:
+            return "stale_result"
+    if step.status == "missing":
+        return "unknown"
+    return "success"
+
+
+def _world_state(steps: Sequence[Step]) -> str:
+    exists = False
+    for step in steps:
+        parsed, _ = _result_object(step.result)
+        if step_condition(step) == "not_found":
+            return "missing"
+        if not isinstance(parsed, dict):
+            continue
+        status = str(parsed.get("status", "")).lower()
+        if status.startswith("already_") or status.startswith("already "):
+            return "already_acted_on"
+        if parsed.get("duplicate") is True:
+            return "duplicate"
+        if status == "partial":
+            return "partially_completed"
+        if step.status == "ok" and any(key == "id" or key.endswith("_id") for key in parsed):
+            exists = True
+    return "entity_exists" if exists else "unknown"
+
+
+def classify_stance(text: str | None) -> str:
+    """The default user-stance classifier (keywords, see STANCE_KEYWORDS)."""
+    if text is None:
+        return "unknown"
+    lowered = text.lower()
+    for stance, keywords in STANCE_KEYWORDS:
+        if any(keyword in lowered for keyword in keywords):
+            return stance
+    return "ordinary"
+
+
+def _history(first_ask: str | None, user_turns: Sequence[str | None],
+             steps: Sequence[Step]) -> str:
+    conditions = [step_condition(step) for step in steps]
+    for index, condition in enumerate(conditions):
+        if condition not in ("success", "unknown") and "success" in conditions[index + 1:]:
+            return "prior_failure"
+    for index, step in enumerate(steps[:-1]):
+        parsed, _ = _result_object(step.result)
+        if isinstance(parsed, dict) and str(parsed.get("status", "")).lower() == "partial" \
+                and index < len(steps) - 1:
+            return "prior_partial_action"
+    if any(turn and _CONTRADICTION.search(turn) for turn in user_turns):
+        return "contradicts_earlier"
+    if first_ask and any(word in first_ask.lower() for word in _REPEAT):
+        return "repeat_visit"
+    return "fresh"
+
+
+def situate(*, first_ask: str | None, user_turns: Sequence[str | None],
+            steps: Sequence[Step], policy_rule: str) -> Situation:
+    """Place one conversation on the six axes."""
+    conditions = [step_condition(step) for step in steps]
+    tools = []
+    for step in steps:
+        if step.tool not in tools:
+            tools.append(step.tool)
+    failing = next((index for index, condition in enumerate(conditions)
+                    if condition != "success"), None)
+    if failing is not None:
+        tool, condition = steps[failing].tool, conditions[failing]
+    elif len(tools) == 1:
+        tool, condition = tools[0], "success"
+    elif tools:
+        tool, condition = "multi_tool", "success"
+    else:
+        tool, condition = "no_tool", "none"
+    return Situation(
+        tool=tool, tool_condition=condition, world_state=_world_state(steps),
+        history=_history(first_ask, user_turns, steps),
+        user_stance=classify_stance(first_ask), policy_rule=policy_rule or "unspecified",
+    )

@@ -1,0 +1,43 @@
+-- Counts per cell (a pair of coordinates on two axes, axis_a < axis_b) and period.
+-- $1 is the mode: 'versions' compares model version $2 (latest) with $3 (previous);
+-- 'halves' compares conversations starting at or after $4 with those before (one version).
+WITH periods AS (
+    SELECT *,
+        CASE
+            WHEN $1 = 'versions' AND model_version IS NOT DISTINCT FROM $2 THEN 'latest'
+            WHEN $1 = 'versions' AND model_version IS NOT DISTINCT FROM $3 THEN 'previous'
+            WHEN $1 = 'halves' AND start_unix_nano >= $4 THEN 'latest'
+            WHEN $1 = 'halves' THEN 'previous'
+        END AS period
+    FROM conversations
+),
+cells AS (
+    SELECT period, outcome, unnest([
+        {'axis_a': 'history', 'value_a': history, 'axis_b': 'policy_rule', 'value_b': policy_rule},
+        {'axis_a': 'history', 'value_a': history, 'axis_b': 'tool', 'value_b': tool},
+        {'axis_a': 'history', 'value_a': history, 'axis_b': 'tool_condition', 'value_b': tool_condition},
+        {'axis_a': 'history', 'value_a': history, 'axis_b': 'user_stance', 'value_b': user_stance},
+        {'axis_a': 'history', 'value_a': history, 'axis_b': 'world_state', 'value_b': world_state},
+        {'axis_a': 'policy_rule', 'value_a': policy_rule, 'axis_b': 'tool', 'value_b': tool},
+        {'axis_a': 'policy_rule', 'value_a': policy_rule, 'axis_b': 'tool_condition', 'value_b': tool_condition},
+        {'axis_a': 'policy_rule', 'value_a': policy_rule, 'axis_b': 'user_stance', 'value_b': user_stance},
+        {'axis_a': 'policy_rule', 'value_a': policy_rule, 'axis_b': 'world_state', 'value_b': world_state},
+        {'axis_a': 'tool', 'value_a': tool, 'axis_b': 'tool_condition', 'value_b': tool_condition},
+        {'axis_a': 'tool', 'value_a': tool, 'axis_b': 'user_stance', 'value_b': user_stance},
+        {'axis_a': 'tool', 'value_a': tool, 'axis_b': 'world_state', 'value_b': world_state},
+        {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': 'user_stance', 'value_b': user_stance},
+        {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': 'world_state', 'value_b': world_state},
+        {'axis_a': 'user_stance', 'value_a': user_stance, 'axis_b': 'world_state', 'value_b': world_state}
+    ]) AS cell
+    FROM periods
+)
+SELECT
+    cell.axis_a, cell.value_a, cell.axis_b, cell.value_b,
+    count(*) AS conversations,
+    count(outcome) FILTER (WHERE period = 'latest') AS graded_latest,
+    count(*) FILTER (WHERE period = 'latest' AND outcome = 'fail') AS failed_latest,
+    count(outcome) FILTER (WHERE period = 'previous') AS graded_previous,
+    count(*) FILTER (WHERE period = 'previous' AND outcome = 'fail') AS failed_previous
+FROM cells
+GROUP BY ALL
+ORDER BY 1, 2, 3, 4;
