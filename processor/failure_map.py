@@ -43,6 +43,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from processor.errors import UnknownVersion
 from processor.stats import fisher_exact, newcombe, wilson
 from tracemill.store import load_sql
 
@@ -121,9 +122,22 @@ class Cell:
         return self.failed_previous / self.graded_previous if self.graded_previous else None
 
 
-def choose_periods(cursor: duckdb.DuckDBPyConnection) -> Periods:
-    """The latest version and the one before it, or the halves of the only one."""
+def choose_periods(cursor: duckdb.DuckDBPyConnection, baseline: str | None = None) -> Periods:
+    """The latest version and the one before it (or ``baseline``), or the halves of one.
+
+    Raises UnknownVersion when ``baseline`` is not a model version of the conversations.
+    """
     versions = cursor.execute(load_sql("processor", "versions.sql")).fetchall()
+    if baseline is not None:
+        known = [row[0] for row in versions]
+        if baseline not in known:
+            raise UnknownVersion(
+                f"model version {baseline!r} is not in the store; known versions: "
+                + (", ".join(str(v) for v in known) or "none"))
+        latest = versions[-1][0]
+        if latest == baseline:
+            raise UnknownVersion(f"{baseline!r} is the latest version; compare an older one")
+        return Periods("versions", latest, baseline, 0)
     if len(versions) >= 2:
         return Periods("versions", versions[-1][0], versions[-2][0], 0)
     row = cursor.execute(
@@ -152,10 +166,10 @@ def _failing(failed: int, graded: int, overall: float) -> bool | None:
     return wilson(failed, graded)[0] > overall
 
 
-def build_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2
-              ) -> tuple[Periods, list[Cell]]:
+def build_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
+              baseline: str | None = None) -> tuple[Periods, list[Cell]]:
     """Compute every cell of the map from the conversations table."""
-    periods = choose_periods(cursor)
+    periods = choose_periods(cursor, baseline)
     rows: list[Any] = cursor.execute(load_sql("processor", "cell_counts.sql"), [
         periods.mode, periods.latest, periods.previous, periods.split_unix_nano]).fetchall()
     # every conversation lies in exactly one cell of any one axis pair: use the first pair

@@ -21,6 +21,7 @@ from tracemill import __version__
 from tracemill.config import Settings, load_settings, split_address
 from tracemill.errors import StoreError, StoreLockedError, TracemillError
 from tracemill.logs import configure_logging
+from tracemill.store import load_sql
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
@@ -37,6 +38,15 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="Least severe log level written to stderr (default info).")
     parser.add_argument("--log-format", choices=["json", "text"],
                         help="Log line format on stderr (default json).")
+
+
+def _processing(parser: argparse.ArgumentParser) -> None:
+    _common(parser)
+    parser.add_argument("--reward-keys", metavar="KEYS",
+                        help="Comma-separated span attributes read as rewards "
+                             "(default reward,tracemill.reward).")
+    parser.add_argument("--pass-threshold", type=float, metavar="X",
+                        help="Rewards and scores at or above it pass (default 0.5).")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -101,6 +111,62 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--http-address", metavar="HOST:PORT",
                        help="Where to ask a running collector (default 127.0.0.1:4318).")
     stats.set_defaults(handler=_stats)
+
+    process = commands.add_parser(
+        "process", help="Turn new spans into conversations and rebuild the failure map.",
+        description="Incremental: only conversations touched by new spans, log records or "
+                    "labels are rebuilt. map, conversations and report run it first.")
+    _processing(process)
+    process.set_defaults(handler=_process)
+
+    fmap = commands.add_parser(
+        "map", help="Print the failure map: cells by status, fail rates with intervals.",
+        description="Cells are pairs of coordinates on two axes; statuses compare the latest "
+                    "model version with the previous one.")
+    _processing(fmap)
+    fmap.add_argument("--json", action="store_true", help="Print every cell as JSON.")
+    fmap.add_argument("--all", action="store_true", help="Include passing cells.")
+    fmap.add_argument("--limit", type=int, default=40, metavar="N",
+                      help="Most cells to print in the table (default 40).")
+    fmap.set_defaults(handler=_map)
+
+    conversations = commands.add_parser(
+        "conversations", help="List conversations with outcome and situation.",
+        description="Filters combine; --json prints full records (steps included).")
+    _processing(conversations)
+    conversations.add_argument("--json", action="store_true", help="Print JSON lines.")
+    conversations.add_argument("--outcome", choices=["pass", "fail", "ungraded"],
+                               help="Only conversations with this outcome.")
+    conversations.add_argument("--version", metavar="V", help="Only this model version.")
+    conversations.add_argument("--tool", metavar="NAME", help="Only this tool axis value.")
+    conversations.add_argument("--limit", type=int, default=50, metavar="N",
+                               help="Most conversations to print (default 50).")
+    conversations.set_defaults(handler=_conversations)
+
+    report = commands.add_parser(
+        "report", help="Write the trace report (Markdown, JSON, HTML); gate CI on regressions.",
+        description="With --since VERSION it is the regression report between VERSION and "
+                    "the latest model version.")
+    _processing(report)
+    report.add_argument("--out", type=Path, default=Path("tracemill-report"), metavar="DIR",
+                        help="Folder for report.md, report.json, report.html "
+                             "(default ./tracemill-report).")
+    report.add_argument("--since", metavar="VERSION",
+                        help="Compare the latest model version with this one.")
+    report.add_argument("--fail-on", choices=["new", "persistent", "any"],
+                        help="Exit 1 when a cell has this status (new: significant new "
+                             "failures; any: new or persistent), ignoring low-support cells.")
+    report.set_defaults(handler=_report)
+
+    label = commands.add_parser(
+        "label", help="Attach outcomes from a CSV or JSON-lines file.",
+        description="Columns: conversation_id or trace_id; passed and/or reward; kind "
+                    "(human|program|model); labeled_by; note.")
+    _common(label)
+    label.add_argument("file", type=Path, metavar="FILE", help="The CSV or .jsonl file.")
+    label.add_argument("--by", metavar="NAME",
+                       help="labeled_by for rows that do not name it.")
+    label.set_defaults(handler=_label)
 
     migrate = commands.add_parser(
         "migrate", help="Create or upgrade the store's schema and print its versions.",
@@ -238,6 +304,140 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _processed(settings: Settings) -> tuple[Any, Any]:
+    from processor.run import ProcessOptions, process
+    from tracemill.store import open_store
+
+    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    options = ProcessOptions(
+        reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
+        version_sources=settings.model_version_sources,
+        exploration=settings.exploration_share)
+    try:
+        result = process(store, options)
+    except BaseException:
+        store.close()
+        raise
+    return store, result
+
+
+def _process(args: argparse.Namespace, settings: Settings) -> int:
+    store, result = _processed(settings)
+    store.close()
+    statuses: dict[str, int] = {}
+    for cell in result.cells:
+        statuses[cell.status] = statuses.get(cell.status, 0) + 1
+    print(f"rebuilt {result.conversations_rebuilt} conversations from {result.spans_read} "
+          f"spans and {result.log_records_read} log records in {result.seconds:.1f}s; "
+          f"failure map: {len(result.cells)} cells ("
+          + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())) + ")")
+    return 0
+
+
+def _map(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.report import cell_view
+
+    store, result = _processed(settings)
+    store.close()
+    order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3, "passing": 4}
+    cells = sorted((c for c in result.cells if args.all or c.status != "passing"),
+                   key=lambda c: (order[c.status], -c.priority))
+    if args.json:
+        print(json.dumps([cell_view(c).model_dump() for c in cells], indent=2))
+        return 0
+    periods = result.periods
+    print(f"comparing {periods.latest} with {periods.previous}" if periods.mode == "versions"
+          else "one model version: comparing the later half of it with the earlier half")
+    print(f"{'status':<11} {'latest':<24} {'previous':<24} {'share':>6}  cell")
+    for cell in cells[:args.limit]:
+        view = cell_view(cell)
+        flag = "*" if cell.low_support else ""
+        print(f"{cell.status + flag:<11} {view.latest:<24} {view.previous:<24} "
+              f"{cell.budget_share:>6.1%}  {view.cell}")
+    if len(cells) > args.limit:
+        print(f"... {len(cells) - args.limit} more (--limit, --json)")
+    if any(cell.low_support for cell in cells[:args.limit]):
+        print("* low support: fewer than 3 graded conversations in the latest period")
+    return 0
+
+
+def _conversations(args: argparse.Namespace, settings: Settings) -> int:
+    store, _ = _processed(settings)
+    try:
+        rows = store.query(load_sql("processor", "list_conversations.sql"), [
+            args.outcome, args.version, args.tool, args.limit])
+    finally:
+        store.close()
+    for row in rows:
+        record = dict(zip(_CONVERSATION_COLUMNS, row, strict=True))
+        if args.json:
+            record["steps"] = json.loads(record["steps"])
+            print(json.dumps(record, default=str))
+        else:
+            ask = (record["first_ask"] or "(content not captured)").replace("\n", " ")[:60]
+            print(f"{record['conversation_id'][:24]:<24} {record['outcome'] or 'ungraded':<8} "
+                  f"{record['model_version'] or '-':<10} {record['tool']:<16} "
+                  f"{record['tool_condition']:<18} {record['user_stance']:<12} {ask}")
+    return 0
+
+
+_CONVERSATION_COLUMNS = (
+    "conversation_id", "model_version", "outcome", "outcome_source", "first_ask",
+    "final_reply", "steps", "tool", "tool_condition", "world_state", "history",
+    "user_stance", "policy_rule", "trace_ids", "input_tokens", "output_tokens")
+
+
+def _report(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.failure_map import build_map
+    from processor.report import build_report, to_html, to_markdown
+
+    store, result = _processed(settings)
+    try:
+        cursor = store.cursor()
+        try:
+            periods, cells = (result.periods, list(result.cells)) if args.since is None else \
+                build_map(cursor, settings.exploration_share, baseline=args.since)
+            report = build_report(cursor, periods, cells)
+        finally:
+            cursor.close()
+    finally:
+        store.close()
+    out: Path = args.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        (out / "report.md").write_text(to_markdown(report), encoding="utf-8")
+        (out / "report.html").write_text(to_html(report), encoding="utf-8")
+    except OSError as exc:
+        raise TracemillError(f"cannot write the report to {out}: {exc.strerror}") from None
+    print(f"wrote {out / 'report.md'}, {out / 'report.json'}, {out / 'report.html'}")
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.fail_on:
+        wanted = {"new": {"new"}, "persistent": {"persistent"},
+                  "any": {"new", "persistent"}}[args.fail_on]
+        hits = [c for c in cells if c.status in wanted and not c.low_support]
+        if hits:
+            print(f"{len(hits)} cells are {' or '.join(sorted(wanted))}; failing as asked "
+                  "(--fail-on)", file=sys.stderr)
+            return 1
+    return 0
+
+
+def _label(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.labels import read_labels, store_labels
+    from tracemill.store import open_store
+
+    labels = read_labels(args.file, args.by)
+    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    try:
+        count = store_labels(store, labels, args.file)
+    finally:
+        store.close()
+    print(f"stored {count} labels from {args.file}; the next map or report uses them")
+    return 0
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:

@@ -91,6 +91,27 @@ class Settings(BaseModel):
     retry_after_seconds: int = Field(
         default=1, ge=1, le=300, description="Retry delay suggested to clients under back-pressure."
     )
+    reward_keys: tuple[str, ...] = Field(
+        default=("reward", "tracemill.reward"),
+        description="Span attributes read as a conversation's reward (comma-separated in "
+        "the environment).",
+    )
+    pass_threshold: float = Field(
+        default=0.5, ge=0, le=1,
+        description="A reward or evaluation score at or above it passes.",
+    )
+    model_version_sources: tuple[
+        Literal["agent_version", "service_version", "response_model", "request_model"], ...
+    ] = Field(
+        default=("agent_version", "service_version", "response_model", "request_model"),
+        min_length=1,
+        description="Where a conversation's model version comes from, in order of "
+        "precedence (comma-separated in the environment).",
+    )
+    exploration_share: float = Field(
+        default=0.2, ge=0, le=1,
+        description="Share of a generation budget kept for cells that do not fail.",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         default="info", description="Least severe log level written."
     )
@@ -102,6 +123,13 @@ class Settings(BaseModel):
     @classmethod
     def _check_address(cls, value: str) -> str:
         split_address(value)
+        return value
+
+    @field_validator("reward_keys", "model_version_sources", mode="before")
+    @classmethod
+    def _split_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
     @field_validator("tls_key")

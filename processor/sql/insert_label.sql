@@ -1,0 +1,3 @@
+INSERT INTO labels (target, passed, reward, kind, labeled_by, note, source_file,
+                    created_unix_nano)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?);
