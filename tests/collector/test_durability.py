@@ -31,7 +31,7 @@ class ServeProcess:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
              "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
-             "--ready-file", str(ready), "--log-format", "text"],
+             "--ready-file", str(ready), "--log-format", "text", "--log-level", "debug"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while not ready.exists():
@@ -130,6 +130,7 @@ def test_sigterm_drains_commits_and_exits_cleanly(serve: Serve,
     assert server.process.returncode == 0, stderr
     assert "collector stopped" in stderr
     assert "Traceback" not in stderr
+    assert "order 123" not in stderr  # span content never reaches the logs
     assert acked <= _stored_span_ids(db)
     assert not Path(str(db) + ".wal").exists()  # checkpointed on the way out
 
