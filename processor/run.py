@@ -183,7 +183,8 @@ def process(store: Store, options: ProcessOptions | None = None) -> ProcessResul
                 logs_read += log_count
             cursor.execute("UPDATE processor_state SET spans_watermark = ?, "
                            "logs_watermark = ?, labels_watermark = ?", list(marks))
-            cursor.execute(load_sql("processor", "tool_catalog.sql"), [now])
+            cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
+            cursor.execute(load_sql("processor", "tool_exemplars.sql"))
         periods, cells = build_map(cursor, options.exploration)
         store_map(cursor, periods, cells)
     return ProcessResult(rebuilt, spans_read, logs_read, time.perf_counter() - started,
