@@ -1,14 +1,23 @@
 """The failure map: per cell and period, fail rates with intervals, a status, a priority.
 
 A *cell* is a pair of coordinates on two different axes (most failures are two things
-interacting). The two *periods* are the latest model version and the one before it (by
-first appearance); with a single version, the later and earlier half of its conversations
-by start time.
+interacting); a single coordinate is also a cell, written with ``*`` as its second axis and
+value. The two *periods* are the latest model version and the one before it (by first
+appearance; or a version named with ``--since``); with a single version, the later and the
+earlier half of its conversations by start time.
 
-A cell is **failing** in a period when the lower end of its Wilson 95% interval lies above
-that period's overall fail rate: it fails more than the agent does on average, beyond
-chance. The change between periods is **significant** when Fisher's exact test gives
-p < 0.05 (two-sided); the Newcombe 95% interval of the difference is reported with it.
+A pair (a, b) is **failing** in a period when
+  1. the lower end of its Wilson 95% interval lies above the period's overall fail rate, and
+  2. it fails more than each of its parts without the other: its rate exceeds the rate of
+     (a and not b) and of (b and not a), each by Fisher's exact test at p < 0.05.
+Rule 2 keeps pairs that merely contain a failing coordinate, or overlap a failing pair, from
+being reported as situations of their own. A single coordinate a is **failing** when its
+Wilson lower bound lies above the overall rate *after* the conversations of the failing pair
+that holds most of its failures are set aside (so a failure that the pair explains is not
+reported again as a's).
+
+The change between periods is **significant** when Fisher's exact test gives p < 0.05
+(two-sided); the Newcombe 95% interval of the difference is reported with it.
 
 ==============  =============================================================================
 status          rule
@@ -38,7 +47,6 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -160,44 +168,107 @@ def _status(failing_now: bool | None, failing_before: bool | None, p_value: floa
     return "passing"
 
 
-def _failing(failed: int, graded: int, overall: float) -> bool | None:
+Counts = tuple[int, int, int, int]
+"""graded and failed in the latest period, graded and failed in the previous one."""
+ANY = "*"
+
+
+def _above(failed: int, graded: int, other_failed: int, other_graded: int) -> bool:
+    """Whether failed/graded is significantly above other_failed/other_graded."""
+    if other_graded == 0:
+        return True
+    if failed * other_graded <= other_failed * graded:
+        return False
+    return fisher_exact(failed, graded - failed, other_failed,
+                        other_graded - other_failed) < ALPHA
+
+
+def _pair_failing(pair: tuple[int, int], a: tuple[int, int], b: tuple[int, int],
+                  overall: float) -> bool | None:
+    graded, failed = pair
     if graded == 0:
         return None
-    return wilson(failed, graded)[0] > overall
+    if wilson(failed, graded)[0] <= overall:
+        return False
+    return (_above(failed, graded, a[1] - failed, a[0] - graded)
+            and _above(failed, graded, b[1] - failed, b[0] - graded))
+
+
+def _single_failing(single: tuple[int, int], explaining: tuple[int, int] | None,
+                    overall: float) -> bool | None:
+    graded, failed = single
+    if graded == 0:
+        return None
+    if explaining is not None:
+        graded, failed = graded - explaining[0], failed - explaining[1]
+    return graded > 0 and wilson(failed, graded)[0] > overall
+
+
+def _status_of(now: bool | None, before: bool | None, counts: Counts) -> tuple[str, float]:
+    g_now, f_now, g_before, f_before = counts
+    p_value = fisher_exact(f_now, g_now - f_now, f_before, g_before - f_before) \
+        if g_now and g_before else 1.0
+    increase = g_now > 0 and (not g_before or f_now * g_before > f_before * g_now)
+    return _status(now, before, p_value, increase), p_value
+
+
+def _cell(axis_a: str, value_a: str, axis_b: str, value_b: str, conversations: int,
+          counts: Counts, status: str, p_value: float) -> Cell:
+    g_now, f_now, g_before, f_before = counts
+    rate_now = f_now / g_now if g_now else 0.0
+    rate_before = f_before / g_before if g_before else 0.0
+    deciding_rate, deciding_n = (rate_before, g_before) if status in (
+        "uncertain", "fixed") else (rate_now, g_now)
+    priority = WEIGHTS[status] * deciding_rate * math.sqrt(deciding_n)
+    return Cell(axis_a, value_a, axis_b, value_b, conversations, g_now, f_now, g_before,
+                f_before, wilson(f_now, g_now), wilson(f_before, g_before),
+                newcombe(f_now, g_now, f_before, g_before), p_value, status,
+                g_now < LOW_SUPPORT, priority)
 
 
 def build_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
               baseline: str | None = None) -> tuple[Periods, list[Cell]]:
     """Compute every cell of the map from the conversations table."""
     periods = choose_periods(cursor, baseline)
-    rows: list[Any] = cursor.execute(load_sql("processor", "cell_counts.sql"), [
-        periods.mode, periods.latest, periods.previous, periods.split_unix_nano]).fetchall()
-    # every conversation lies in exactly one cell of any one axis pair: use the first pair
-    first_pair = (rows[0][0], rows[0][2]) if rows else None
+    cursor.execute(load_sql("processor", "periods.sql"), [
+        periods.mode, periods.latest, periods.previous, periods.split_unix_nano])
+    singles: dict[tuple[str, str], tuple[int, Counts]] = {
+        (axis, value): (count, (g_now, f_now, g_before, f_before))
+        for axis, value, count, g_now, f_now, g_before, f_before in cursor.execute(
+            load_sql("processor", "single_counts.sql")).fetchall()}
+    pairs: dict[tuple[str, str, str, str], tuple[int, Counts]] = {
+        (axis_a, value_a, axis_b, value_b): (count, (g_now, f_now, g_before, f_before))
+        for axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before
+        in cursor.execute(load_sql("processor", "cell_counts.sql")).fetchall()}
     totals = [0, 0, 0, 0]
-    for row in rows:
-        if (row[0], row[2]) == first_pair:
-            for index in range(4):
-                totals[index] += row[5 + index]
-    overall_latest = totals[1] / totals[0] if totals[0] else 0.0
-    overall_previous = totals[3] / totals[2] if totals[2] else 0.0
-    cells = []
-    for axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before in rows:
-        now = _failing(f_now, g_now, overall_latest)
-        before = _failing(f_before, g_before, overall_previous)
-        p_value = fisher_exact(f_now, g_now - f_now, f_before, g_before - f_before) \
-            if g_now and g_before else 1.0
-        rate_now = f_now / g_now if g_now else 0.0
-        rate_before = f_before / g_before if g_before else 0.0
-        status = _status(now, before, p_value, rate_now > rate_before)
-        deciding_rate, deciding_n = (rate_before, g_before) if status in (
-            "uncertain", "fixed") else (rate_now, g_now)
-        priority = WEIGHTS[status] * deciding_rate * math.sqrt(deciding_n)
-        cells.append(Cell(
-            axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before,
-            wilson(f_now, g_now), wilson(f_before, g_before),
-            newcombe(f_now, g_now, f_before, g_before), p_value, status,
-            g_now < LOW_SUPPORT, priority))
+    first_axis = min((axis for axis, _ in singles), default=None)
+    for (axis, _), (_, counts) in singles.items():
+        if axis == first_axis:  # every conversation has exactly one value per axis
+            totals = [total + count for total, count in zip(totals, counts, strict=True)]
+    overall = (totals[1] / totals[0] if totals[0] else 0.0,
+               totals[3] / totals[2] if totals[2] else 0.0)
+    cells: list[Cell] = []
+    failing_pairs: dict[tuple[str, str], list[tuple[int, Counts]]] = {}
+    for key, (count, counts) in pairs.items():
+        axis_a, value_a, axis_b, value_b = key
+        a, b = singles[(axis_a, value_a)][1], singles[(axis_b, value_b)][1]
+        verdicts = [_pair_failing((counts[i], counts[i + 1]), (a[i], a[i + 1]),
+                                  (b[i], b[i + 1]), overall[i // 2]) for i in (0, 2)]
+        status, p_value = _status_of(verdicts[0], verdicts[1], counts)
+        cells.append(_cell(*key, count, counts, status, p_value))
+        for i, verdict in zip((0, 2), verdicts, strict=True):
+            if verdict:
+                for coordinate in ((axis_a, value_a), (axis_b, value_b)):
+                    failing_pairs.setdefault(coordinate, []).append((i, counts))
+    for (axis, value), (count, counts) in singles.items():
+        verdicts = []
+        for i in (0, 2):
+            explaining = max(((c[i], c[i + 1]) for j, c in failing_pairs.get((axis, value), [])
+                              if j == i), key=lambda gf: gf[1], default=None)
+            verdicts.append(_single_failing((counts[i], counts[i + 1]), explaining,
+                                            overall[i // 2]))
+        status, p_value = _status_of(verdicts[0], verdicts[1], counts)
+        cells.append(_cell(axis, value, ANY, ANY, count, counts, status, p_value))
     return periods, _shares(cells, exploration)
 
 

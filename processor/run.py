@@ -162,13 +162,15 @@ def process(store: Store, options: ProcessOptions | None = None) -> ProcessResul
     now = time.time_ns()
     rebuilt = spans_read = logs_read = 0
     with store.transaction() as cursor:
-        state = cursor.execute(
-            "SELECT spans_watermark, logs_watermark, labels_watermark FROM processor_state"
-        ).fetchone()
-        assert state is not None
+        row = cursor.execute(
+            "SELECT spans_watermark, logs_watermark, labels_watermark, options "
+            "FROM processor_state").fetchone()
+        assert row is not None
+        fingerprint = orjson.dumps(asdict(options), option=orjson.OPT_SORT_KEYS).decode()
+        state = (0, 0, 0) if row[3] != fingerprint else tuple(row[:3])
         marks = cursor.execute(load_sql("processor", "watermarks.sql")).fetchone()
         assert marks is not None
-        if tuple(marks) != tuple(state):
+        if tuple(marks) != state:
             cursor.execute(load_sql("processor", "trace_keys.sql"))
             cursor.execute(load_sql("processor", "affected.sql"), list(state))
             total = cursor.execute("SELECT count(*) FROM affected").fetchone()
@@ -181,8 +183,10 @@ def process(store: Store, options: ProcessOptions | None = None) -> ProcessResul
                 rebuilt += done
                 spans_read += span_count
                 logs_read += log_count
+            cursor.execute(load_sql("processor", "prune_conversations.sql"))
             cursor.execute("UPDATE processor_state SET spans_watermark = ?, "
-                           "logs_watermark = ?, labels_watermark = ?", list(marks))
+                           "logs_watermark = ?, labels_watermark = ?, options = ?",
+                           [*marks, fingerprint])
             cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
             cursor.execute(load_sql("processor", "tool_exemplars.sql"))
         periods, cells = build_map(cursor, options.exploration)

@@ -1,17 +1,6 @@
--- Counts per cell (a pair of coordinates on two axes, axis_a < axis_b) and period.
--- $1 is the mode: 'versions' compares model version $2 (latest) with $3 (previous);
--- 'halves' compares conversations starting at or after $4 with those before (one version).
-WITH periods AS (
-    SELECT *,
-        CASE
-            WHEN $1 = 'versions' AND model_version IS NOT DISTINCT FROM $2 THEN 'latest'
-            WHEN $1 = 'versions' AND model_version IS NOT DISTINCT FROM $3 THEN 'previous'
-            WHEN $1 = 'halves' AND start_unix_nano >= $4 THEN 'latest'
-            WHEN $1 = 'halves' THEN 'previous'
-        END AS period
-    FROM conversations
-),
-cells AS (
+-- Counts per cell (a pair of coordinates on two axes, axis_a < axis_b) and period, from
+-- the temp table conversation_periods (periods.sql).
+WITH cells AS (
     SELECT period, outcome, unnest([
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'policy_rule', 'value_b': policy_rule},
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'tool', 'value_b': tool},
@@ -29,7 +18,7 @@ cells AS (
         {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': 'world_state', 'value_b': world_state},
         {'axis_a': 'user_stance', 'value_a': user_stance, 'axis_b': 'world_state', 'value_b': world_state}
     ]) AS cell
-    FROM periods
+    FROM conversation_periods
 )
 SELECT
     cell.axis_a, cell.value_a, cell.axis_b, cell.value_b,

@@ -85,10 +85,12 @@ CREATE TABLE failure_map (
 );
 
 -- How far processing has read: the largest ingest_seq of spans and log records, and the
--- newest label, already folded into conversations.
+-- newest label, already folded into conversations; and the options they were built with
+-- (other options rebuild everything).
 CREATE TABLE processor_state (
     spans_watermark UBIGINT NOT NULL,
     logs_watermark UBIGINT NOT NULL,
-    labels_watermark UBIGINT NOT NULL
+    labels_watermark UBIGINT NOT NULL,
+    options VARCHAR NOT NULL
 );
-INSERT INTO processor_state VALUES (0, 0, 0);
+INSERT INTO processor_state VALUES (0, 0, 0, '');
