@@ -111,7 +111,9 @@ class Materializer:
                             for signal, (name, column) in _INSERTS.items()}
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
-        position = int(store.query("SELECT position FROM collector_spool_cursor")[0][0])
+        position, commits = store.query("SELECT position, commits FROM collector_spool_cursor")[0]
+        position = int(position)
+        self._commits = int(commits)
         if position > spool.end or position < spool.start:
             log.warning("the spool does not match the store's cursor; reading it all again "
                         "(duplicates are dropped)", extra={"fields": {
@@ -195,13 +197,14 @@ class Materializer:
         started = time.perf_counter()
         end = group.entries[-1].end
         try:
-            stored = self._insert(cursor, batches, end)
+            stored = self._insert(cursor, batches, end, self._commits + 1)
         except duckdb.Error as exc:
             self.failing = str(exc)
             log.error("storing spooled requests failed; retrying", extra={"fields": {
                 "error": str(exc), "backlog_bytes": self.backlog()}})
             return False
         self.failing = None
+        self._commits += 1
         self._metrics.observe_store(time.perf_counter() - started)
         for signal, (inserted, offered) in stored.items():
             self._metrics.add_items(signal, "stored", inserted)
@@ -213,7 +216,7 @@ class Materializer:
         return True
 
     def _insert(self, cursor: duckdb.DuckDBPyConnection, batches: list[DecodedBatch],
-                end: int) -> dict[str, tuple[int, int]]:
+                end: int, sequence: int) -> dict[str, tuple[int, int]]:
         stored: dict[str, tuple[int, int]] = {}
         cursor.begin()
         try:
@@ -229,7 +232,8 @@ class Materializer:
                     cursor.register("incoming_rows", rows)
                     try:
                         result = cursor.execute(sql, [bounds["min"].as_py(),
-                                                      bounds["max"].as_py(), end]).fetchone()
+                                                      bounds["max"].as_py(),
+                                                      sequence]).fetchone()
                     finally:
                         cursor.unregister("incoming_rows")
                     inserted = int(result[0]) if result else 0
@@ -239,7 +243,8 @@ class Materializer:
                     sum(batch.payload_bytes for batch in mine), end,
                 ])
                 stored[signal] = (inserted, rows.num_rows)
-            cursor.execute("UPDATE collector_spool_cursor SET position = ?", [end])
+            cursor.execute("UPDATE collector_spool_cursor SET position = ?, commits = ?",
+                           [end, sequence])
             cursor.commit()
         except BaseException:
             cursor.rollback()

@@ -1,6 +1,6 @@
 -- New log records from the registered Arrow table incoming_rows: one per identity
 -- (content hash, time), and none already stored; $1/$2 bound the batch's times so the
--- anti-join reads only overlapping row groups; $3 is the commit's spool position.
+-- anti-join reads only overlapping row groups; $3 numbers this commit (ingest_seq).
 INSERT INTO otlp_log_records
 SELECT i.*, $3 AS ingest_seq FROM incoming_rows AS i
 WHERE NOT EXISTS (

@@ -1,8 +1,8 @@
 -- New spans from the registered Arrow table incoming_rows: one per identity
 -- (trace id, span id, start time), and none already stored. $1/$2 are the batch's
 -- smallest and largest start time, so the anti-join reads only row groups whose zone
--- maps overlap them. $3 is the spool position this commit reaches: a monotonic sequence
--- later stages use as their watermark.
+-- maps overlap them. $3 numbers this commit (ingest_seq): a sequence that only grows,
+-- which later stages use as their watermark.
 INSERT INTO otlp_spans
 SELECT i.*, $3 AS ingest_seq FROM incoming_rows AS i
 WHERE NOT EXISTS (

@@ -48,9 +48,9 @@ in no planted cell and fail 4% of the time. Everything is drawn from ``random.Ra
 seeded by ``seed``.
 
 Every conversation also lies in 14 other cells, so cells that share a coordinate with a
-planted cell (``history=fresh`` × ``user_stance=adversarial``, say) fail more often than
-the background too: about 50 such cells per stream come out non-passing under a plain
-"Wilson lower bound above the overall rate" rule. They hold no failure of their own:
+planted cell (``history=fresh`` with ``user_stance=adversarial``, say) fail more often
+than the background too: about 60 such cells per stream come out non-passing under a
+plain "Wilson lower bound above the overall rate" rule. They hold no failure of their own:
 removing the planted cells' conversations leaves every cell near the 4% base rate.
 """
 
@@ -777,7 +777,7 @@ def production_stream(seed: int, conversations_per_version: int = 400,
     """A production stream of ``conversations_per_version`` per version, older version first.
 
     Deterministic for ``seed``. Raises ValueError when too few conversations are asked for
-    to hold the planted cells (about 170 of them per version).
+    to hold the planted cells and their decoys (about 320 per version at the default size).
     """
     expected: dict[str, Expected] = {}
     count = 0

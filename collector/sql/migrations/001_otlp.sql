@@ -61,7 +61,7 @@ CREATE TABLE otlp_spans (
     output_tokens BIGINT,
     error_type VARCHAR,
     received_unix_nano UBIGINT NOT NULL,
-    ingest_seq UBIGINT NOT NULL  -- spool position of the commit that stored it (monotonic)
+    ingest_seq UBIGINT NOT NULL  -- number of the commit that stored it (only grows)
 );
 
 CREATE TABLE otlp_log_records (
@@ -90,7 +90,7 @@ CREATE TABLE otlp_log_records (
     service_version VARCHAR,
     conversation_id VARCHAR,
     received_unix_nano UBIGINT NOT NULL,
-    ingest_seq UBIGINT NOT NULL  -- spool position of the commit that stored it (monotonic)
+    ingest_seq UBIGINT NOT NULL  -- number of the commit that stored it (only grows)
 );
 
 -- One row per signal per materializer commit: the audit trail behind `tracemill stats`.
@@ -106,10 +106,12 @@ CREATE TABLE collector_commits (
     spool_position UBIGINT NOT NULL
 );
 
--- How far the spool (<db>.spool/) has been turned into rows; updated in the same
--- transaction as the rows, so every spooled request is stored exactly once.
-CREATE TABLE collector_spool_cursor (position UBIGINT NOT NULL);
-INSERT INTO collector_spool_cursor VALUES (0);
+-- How far the spool (<db>.spool/) has been turned into rows, and how many commits did it;
+-- updated in the same transaction as the rows, so every spooled request is stored exactly
+-- once. `commits` numbers the commits (rows carry it as ingest_seq): it only grows, even
+-- when the spool folder is replaced.
+CREATE TABLE collector_spool_cursor (position UBIGINT NOT NULL, commits UBIGINT NOT NULL);
+INSERT INTO collector_spool_cursor VALUES (0, 0);
 
 -- What users and later stages read: the stored fields without the internal key columns.
 CREATE VIEW spans AS
