@@ -12,11 +12,9 @@ decoded. Segments wholly behind the committed position are deleted.
 from __future__ import annotations
 
 import logging
-import multiprocessing
-import os
 import threading
 import time
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
@@ -28,6 +26,7 @@ from collector.decode import DecodedBatch, decode
 from collector.metrics import Metrics
 from collector.spool import Spool, SpoolEntry
 from tracemill.store import Store, load_sql
+from tracemill.workers import worker_pool
 
 log = logging.getLogger("tracemill.collector.materializer")
 
@@ -40,16 +39,6 @@ def _decode_entry(entry: SpoolEntry) -> DecodedBatch:
     return decode(entry.signal, entry.read_payload(), entry.received_unix_nano)
 
 
-def _watch_parent(parent: int) -> None:
-    """In a worker: exit when the collector that started it is gone (even after SIGKILL)."""
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="tracemill-parent-watch", daemon=True).start()
-
-
 class DecodePool:
     """Worker processes that decode spooled requests (or one thread when ``processes`` is 0)."""
 
@@ -60,10 +49,7 @@ class DecodePool:
     def _new_executor(self) -> Executor:
         if self._processes == 0:
             return ThreadPoolExecutor(1, thread_name_prefix="tracemill-decode")
-        # spawn, not fork: the gRPC core's threads must not be forked.
-        return ProcessPoolExecutor(
-            self._processes, mp_context=multiprocessing.get_context("spawn"),
-            initializer=_watch_parent, initargs=(os.getpid(),))
+        return worker_pool(self._processes)
 
     def warm_up(self) -> None:
         """Start the workers now rather than on the first request."""

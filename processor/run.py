@@ -8,9 +8,11 @@ from the conversations table (cheap: a few GROUP BYs). Everything is one transac
 
 from __future__ import annotations
 
+import os
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -24,6 +26,7 @@ from processor.failure_map import Cell, Periods, build_map, store_map
 from processor.outcomes import Label, decide, unread_scores
 from processor.records import LogRow, SpanRow
 from tracemill.store import Store, load_sql
+from tracemill.workers import worker_pool
 
 CHUNK = 5_000
 """Conversations rebuilt per round trip."""
@@ -81,33 +84,53 @@ def _span_rows(rows: Sequence[tuple[Any, ...]]) -> Iterator[tuple[str, SpanRow]]
             tool_name=tool_name, tool_call_id=tool_call_id)
 
 
-def _rebuild_chunk(cursor: duckdb.DuckDBPyConnection, options: ProcessOptions,
-                   now: int) -> tuple[int, int, int]:
+@dataclass(frozen=True)
+class ChunkInput:
+    """The raw rows of one chunk of conversations, as fetched (picklable for workers)."""
+
+    spans: list[tuple[Any, ...]]
+    """chunk_spans.sql rows."""
+    logs: list[tuple[Any, ...]]
+    """chunk_logs.sql rows."""
+    labels: list[tuple[Any, ...]]
+    """chunk_labels.sql rows."""
+
+
+def _fetch_chunk(cursor: duckdb.DuckDBPyConnection) -> ChunkInput:
+    return ChunkInput(
+        cursor.execute(load_sql("processor", "chunk_spans.sql")).fetchall(),
+        cursor.execute(load_sql("processor", "chunk_logs.sql")).fetchall(),
+        cursor.execute(load_sql("processor", "chunk_labels.sql")).fetchall())
+
+
+def build_chunk(chunk: ChunkInput, options: ProcessOptions, now: int) -> list[dict[str, Any]]:
+    """Conversation rows for one chunk (pure: runs in a worker process)."""
     spans: dict[str, list[SpanRow]] = defaultdict(list)
-    span_rows = cursor.execute(load_sql("processor", "chunk_spans.sql")).fetchall()
-    for conversation_id, span in _span_rows(span_rows):
+    for conversation_id, span in _span_rows(chunk.spans):
         spans[conversation_id].append(span)
     logs: dict[str, list[LogRow]] = defaultdict(list)
-    log_rows = cursor.execute(load_sql("processor", "chunk_logs.sql")).fetchall()
-    for trace_id, span_id, at, event_name, body, attributes in log_rows:
+    for trace_id, span_id, at, event_name, body, attributes in chunk.logs:
         logs[span_id].append(LogRow(trace_id, span_id, at, event_name,
                                     _json(body) if body is not None else None,
                                     _json(attributes)))
     labels: dict[str, list[Label]] = defaultdict(list)
-    for conversation_id, passed, reward, kind, by, _ in cursor.execute(
-            load_sql("processor", "chunk_labels.sql")).fetchall():
+    for conversation_id, passed, reward, kind, by, _ in chunk.labels:
         labels[conversation_id].append(Label(passed, reward, kind, by))
-    records = [_conversation_row(conversation_id, members, logs, labels[conversation_id],
-                                 options, now)
-               for conversation_id, members in spans.items()]
-    if records:
-        table = pa.Table.from_pylist(records)
-        cursor.register("new_conversations", table)
-        try:
-            cursor.execute(load_sql("processor", "replace_conversations.sql"))
-        finally:
-            cursor.unregister("new_conversations")
-    return len(records), len(span_rows), len(log_rows)
+    return [_conversation_row(conversation_id, members, logs, labels[conversation_id],
+                              options, now)
+            for conversation_id, members in spans.items()]
+
+
+def _write_chunk(cursor: duckdb.DuckDBPyConnection, records: list[dict[str, Any]]) -> None:
+    cursor.execute("CREATE OR REPLACE TEMP TABLE written AS SELECT unnest(?::VARCHAR[]) "
+                   "AS conversation_id", [[record["conversation_id"] for record in records]])
+    if not records:
+        return
+    cursor.register("new_conversations", pa.Table.from_pylist(records))
+    try:
+        cursor.execute(load_sql("processor", "replace_conversations.sql"))
+    finally:
+        cursor.unregister("new_conversations")
 
 
 def _conversation_row(conversation_id: str, spans: list[SpanRow],
@@ -155,8 +178,52 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
     }
 
 
-def process(store: Store, options: ProcessOptions | None = None) -> ProcessResult:
-    """Bring conversations, the failure map and the tool catalog up to date."""
+def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[ChunkInput]:
+    for offset in range(0, count, CHUNK):
+        cursor.execute(
+            "CREATE OR REPLACE TEMP TABLE chunk AS SELECT conversation_id FROM affected "
+            "ORDER BY conversation_id LIMIT ? OFFSET ?", [CHUNK, offset])
+        yield _fetch_chunk(cursor)
+
+
+def _rebuild(cursor: duckdb.DuckDBPyConnection, count: int, options: ProcessOptions,
+             now: int, workers: int) -> tuple[int, int, int]:
+    """Rebuild the affected conversations; chunks are built by worker processes when
+    there is more than one chunk, while the next chunk is fetched and the last written."""
+    rebuilt = spans_read = logs_read = 0
+    if count <= CHUNK or workers <= 1:
+        for chunk in _chunks(cursor, count):
+            records = build_chunk(chunk, options, now)
+            _write_chunk(cursor, records)
+            rebuilt += len(records)
+            spans_read += len(chunk.spans)
+            logs_read += len(chunk.logs)
+        return rebuilt, spans_read, logs_read
+    with worker_pool(workers) as pool:
+        pending: deque[Future[list[dict[str, Any]]]] = deque()
+        for chunk in _chunks(cursor, count):
+            spans_read += len(chunk.spans)
+            logs_read += len(chunk.logs)
+            pending.append(pool.submit(build_chunk, chunk, options, now))
+            while len(pending) > workers:  # bound memory: a few chunks in flight
+                records = pending.popleft().result()
+                _write_chunk(cursor, records)
+                rebuilt += len(records)
+        while pending:
+            records = pending.popleft().result()
+            _write_chunk(cursor, records)
+            rebuilt += len(records)
+    return rebuilt, spans_read, logs_read
+
+
+def process(store: Store, options: ProcessOptions | None = None,
+            workers: int | None = None) -> ProcessResult:
+    """Bring conversations, the failure map and the tool catalog up to date.
+
+    ``workers`` processes build conversations in parallel (default: the CPU count, at
+    most 4) when more than one chunk has to be rebuilt.
+    """
+    workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     options = options or ProcessOptions()
     started = time.perf_counter()
     now = time.time_ns()
@@ -175,14 +242,7 @@ def process(store: Store, options: ProcessOptions | None = None) -> ProcessResul
             cursor.execute(load_sql("processor", "affected.sql"), list(state))
             total = cursor.execute("SELECT count(*) FROM affected").fetchone()
             count = int(total[0]) if total else 0
-            for offset in range(0, count, CHUNK):
-                cursor.execute(
-                    "CREATE OR REPLACE TEMP TABLE chunk AS SELECT conversation_id FROM affected "
-                    "ORDER BY conversation_id LIMIT ? OFFSET ?", [CHUNK, offset])
-                done, span_count, log_count = _rebuild_chunk(cursor, options, now)
-                rebuilt += done
-                spans_read += span_count
-                logs_read += log_count
+            rebuilt, spans_read, logs_read = _rebuild(cursor, count, options, now, workers)
             cursor.execute(load_sql("processor", "prune_conversations.sql"))
             cursor.execute("UPDATE processor_state SET spans_watermark = ?, "
                            "logs_watermark = ?, labels_watermark = ?, options = ?",
