@@ -3,7 +3,8 @@
 Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
 ``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` (the process
 is up), ``GET /readyz`` (the writer accepts work), ``GET /metrics`` (Prometheus text),
-``GET /stats`` (store counts as JSON); ``/metrics`` and ``/stats`` need the token when set.
+``GET /stats`` (store counts as JSON) and any other JSON documents the process adds (the
+failure map at ``/map`` when it processes); all but health need the token when set.
 Errors answer a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP specifies:
 400 malformed, 401 token, 413 too large, 415 media type or encoding, 503 + Retry-After
 under back-pressure.
@@ -14,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import zlib
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 import orjson
@@ -52,13 +53,13 @@ class OtlpHttpApp:
 
     def __init__(self, intake: Intake, metrics: Metrics, *, auth_token: str | None,
                  max_message_bytes: int, ready: Callable[[], bool],
-                 stats: Callable[[], str]) -> None:
+                 documents: Mapping[str, Callable[[], str]]) -> None:
         self._intake = intake
         self._metrics = metrics
         self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
         self._max = max_message_bytes
         self._ready = ready
-        self._stats = stats
+        self._documents = dict(documents)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -70,7 +71,7 @@ class OtlpHttpApp:
             ok = self._ready()
             await _send(send, 200 if ok else 503, JSON,
                         b'{"status":"ready"}' if ok else b'{"status":"not ready"}')
-        elif path in ("/metrics", "/stats"):
+        elif path == "/metrics" or path in self._documents:
             if not self._authorized(scope):
                 await _send(send, 401, "text/plain", b"missing or wrong bearer token\n")
             elif path == "/metrics":
@@ -78,7 +79,7 @@ class OtlpHttpApp:
                             self._metrics.render().encode())
             else:
                 loop = asyncio.get_running_loop()
-                body = await loop.run_in_executor(None, self._stats)
+                body = await loop.run_in_executor(None, self._documents[path])
                 await _send(send, 200, JSON, body.encode())
         elif path in _ROUTES:
             if method != "POST":

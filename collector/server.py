@@ -17,7 +17,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +57,8 @@ class _Uvicorn(uvicorn.Server):
 class Collector:
     """One collector: receivers, intake and writer over an open store."""
 
-    def __init__(self, settings: Settings, store: Store) -> None:
+    def __init__(self, settings: Settings, store: Store,
+                 documents: Mapping[str, Callable[[], str]] | None = None) -> None:
         self.settings = settings
         self.store = store
         self.metrics = Metrics()
@@ -68,7 +69,8 @@ class Collector:
         self._http_app = OtlpHttpApp(
             self.intake, self.metrics, auth_token=token,
             max_message_bytes=settings.max_message_bytes, ready=lambda: self.pipeline.ready,
-            stats=lambda: store_stats(store).model_dump_json(),
+            documents={"/stats": lambda: store_stats(store).model_dump_json(),
+                       **(documents or {})},
         )
         self._grpc: grpc.aio.Server | None = None
         self._http: _Uvicorn | None = None

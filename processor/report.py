@@ -9,6 +9,7 @@ cells new, persistent and fixed between the two versions, with intervals.
 from __future__ import annotations
 
 import html
+import json
 import time
 from typing import Any
 
@@ -213,3 +214,11 @@ def to_html(report: TraceReport) -> str:
             "<h1>tracemill trace report</h1><h2>Fail rate per model version</h2>"
             + _version_bars(report) + "<h2>Failure map (cells that are not passing)</h2>"
             + _heatmap(report) + "<h2>Details</h2><pre>" + body + "</pre></body></html>")
+
+
+def stored_map_json(cursor: duckdb.DuckDBPyConnection) -> str:
+    """The failure map as last stored by processing, as a JSON document."""
+    relation = cursor.execute(load_sql("processor", "stored_map.sql"))
+    names = [column[0] for column in relation.description or ()]
+    cells = [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
+    return json.dumps({"cells": cells}, default=str)

@@ -85,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--decode-workers", type=int, metavar="N",
                        help="Processes decoding requests in parallel (default 2; 0 decodes on "
                             "a thread of the collector process).")
+    serve.add_argument("--process-every", dest="process_every_seconds", type=float,
+                       metavar="SECONDS",
+                       help="Also rebuild conversations and the failure map this often, and "
+                            "serve the map at GET /map (default 0: off).")
     serve.add_argument("--ready-file", type=Path, metavar="PATH",
                        help="Once listening, write {pid, grpc, http} as JSON to this file.")
     serve.set_defaults(handler=_serve)
@@ -126,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     _processing(fmap)
     fmap.add_argument("--json", action="store_true", help="Print every cell as JSON.")
     fmap.add_argument("--all", action="store_true", help="Include passing cells.")
+    fmap.add_argument("--http-address", metavar="HOST:PORT",
+                      help="Where to ask a running collector when it holds the store "
+                           "(default 127.0.0.1:4318).")
     fmap.add_argument("--limit", type=int, default=40, metavar="N",
                       help="Most cells to print in the table (default 40).")
     fmap.set_defaults(handler=_map)
@@ -195,12 +202,29 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from collector.server import Collector, run_forever
+    from processor.background import PeriodicProcessor
+    from processor.report import stored_map_json
     from tracemill.store import open_store
 
     store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+
+    def current_map() -> str:
+        cursor = store.cursor()
+        try:
+            return stored_map_json(cursor)
+        finally:
+            cursor.close()
+
+    processing = None
+    if settings.process_every_seconds > 0:
+        processing = PeriodicProcessor(store, _options(settings), settings.process_every_seconds)
+        processing.start()
     try:
-        asyncio.run(run_forever(Collector(settings, store), args.ready_file))
+        asyncio.run(run_forever(Collector(settings, store, {"/map": current_map}),
+                                args.ready_file))
     finally:
+        if processing is not None:
+            processing.stop()
         store.close()
     return 0
 
@@ -257,7 +281,7 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     try:
         store = open_store(settings.db, read_only=True, memory_limit=settings.db_memory_limit)
     except StoreLockedError as locked:
-        data = _stats_from_collector(settings, locked)
+        data = _from_collector(settings, "/stats", locked)
         stats = StoreStats(**data)
     else:
         try:
@@ -276,11 +300,12 @@ def _stats(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _stats_from_collector(settings: Settings, locked: StoreLockedError) -> dict[str, Any]:
+def _from_collector(settings: Settings, path: str, locked: StoreLockedError) -> dict[str, Any]:
+    """A JSON document from the running collector that holds the store."""
     import httpx
 
     scheme = "https" if settings.tls_cert else "http"
-    url = f"{scheme}://{settings.http_address}/stats"
+    url = f"{scheme}://{settings.http_address}{path}"
     headers = {}
     if settings.auth_token:
         headers["authorization"] = f"Bearer {settings.auth_token.get_secret_value()}"
@@ -306,17 +331,29 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def _processed(settings: Settings) -> tuple[Any, Any]:
-    from processor.run import ProcessOptions, process
-    from tracemill.store import open_store
+def _options(settings: Settings) -> Any:
+    from processor.run import ProcessOptions
 
-    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
-    options = ProcessOptions(
+    return ProcessOptions(
         reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
         version_sources=settings.model_version_sources,
         exploration=settings.exploration_share)
+
+
+def _processed(settings: Settings) -> tuple[Any, Any]:
+    from processor.run import process
+    from tracemill.store import open_store
+
     try:
-        result = process(store, options)
+        store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    except StoreLockedError as locked:
+        raise StoreLockedError(
+            locked.path, locked.pid,
+            "a running collector; run this on its file once it has stopped, or start "
+            "`tracemill serve --process-every SECONDS` and use `tracemill map`, which then "
+            "asks it") from None
+    try:
+        result = process(store, _options(settings))
     except BaseException:
         store.close()
         raise
@@ -339,7 +376,20 @@ def _process(args: argparse.Namespace, settings: Settings) -> int:
 def _map(args: argparse.Namespace, settings: Settings) -> int:
     from processor.report import cell_view
 
-    store, result = _processed(settings)
+    try:
+        store, result = _processed(settings)
+    except StoreLockedError as locked:
+        cells = _from_collector(settings, "/map", locked)["cells"]
+        shown = [c for c in cells if args.all or c["status"] != "passing"]
+        if args.json:
+            print(json.dumps(shown, indent=2))
+        else:
+            print("from the running collector (its last processing run)")
+            for cell in shown[:args.limit]:
+                print(f"{cell['status']:<11} {cell['failed_latest']}/{cell['graded_latest']:<6} "
+                      f"{cell['failed_previous']}/{cell['graded_previous']:<6} "
+                      f"{cell['axis_a']}={cell['value_a']} & {cell['axis_b']}={cell['value_b']}")
+        return 0
     store.close()
     order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3, "passing": 4}
     cells = sorted((c for c in result.cells if args.all or c.status != "passing"),

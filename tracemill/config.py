@@ -112,6 +112,11 @@ class Settings(BaseModel):
         default=0.2, ge=0, le=1,
         description="Share of a generation budget kept for cells that do not fail.",
     )
+    process_every_seconds: float = Field(
+        default=0.0, ge=0,
+        description="In `serve`, rebuild conversations and the failure map this often and "
+        "serve the map at GET /map (0: never; run `tracemill map` on the stopped file).",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         default="info", description="Least severe log level written."
     )

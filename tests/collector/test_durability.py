@@ -17,7 +17,7 @@ import grpc
 import psutil
 import pytest
 
-from tests.support.otlp import genai_span, trace_request
+from tests.support.otlp import genai_span, kv, trace_request
 
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 pytestmark = pytest.mark.integration
@@ -26,12 +26,13 @@ pytestmark = pytest.mark.integration
 class ServeProcess:
     """`python -m tracemill serve` on free ports, with its ready file read."""
 
-    def __init__(self, db: Path, tmp: Path) -> None:
+    def __init__(self, db: Path, tmp: Path, *extra: str) -> None:
         ready = tmp / f"ready-{time.monotonic_ns()}.json"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
              "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
-             "--ready-file", str(ready), "--log-format", "text", "--log-level", "debug"],
+             "--ready-file", str(ready), "--log-format", "text", "--log-level", "debug",
+             *extra],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 60
         while not ready.exists():
@@ -45,15 +46,15 @@ class ServeProcess:
         assert info["pid"] == self.process.pid
 
 
-Serve = Callable[[Path], ServeProcess]
+Serve = Callable[..., ServeProcess]
 
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Serve]:
     started: list[ServeProcess] = []
 
-    def start(db: Path) -> ServeProcess:
-        started.append(ServeProcess(db, tmp_path))
+    def start(db: Path, *extra: str) -> ServeProcess:
+        started.append(ServeProcess(db, tmp_path, *extra))
         return started[-1]
 
     yield start
@@ -152,3 +153,31 @@ def test_second_writer_is_told_who_holds_the_store(serve: Serve,
     assert stats.returncode == 0, stats.stderr
     assert json.loads(stats.stdout)["spans"] == 0
     assert os.path.exists(db)
+
+
+def test_serve_keeps_the_failure_map_current(serve: Serve, tmp_path: Path) -> None:
+    db = tmp_path / "live.duckdb"
+    server = serve(db, "--process-every", "0.5")
+    spans = []
+    for index in range(6):
+        span = genai_span(f"invoke_agent {index}", conversation=f"live-{index}")
+        span.attributes.append(kv("reward", 0.0 if index % 2 else 1.0))
+        spans.append(span)
+    with grpc.insecure_channel(server.grpc) as channel:
+        channel.unary_unary(TRACES)(trace_request(spans).SerializeToString(), timeout=10)
+    deadline = time.monotonic() + 60
+    cells: list[dict[str, object]] = []
+    while time.monotonic() < deadline and not cells:
+        result = subprocess.run(
+            [sys.executable, "-m", "tracemill", "map", "--db", str(db), "--json", "--all",
+             "--http-address", server.http], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 0, result.stderr
+        cells = json.loads(result.stdout)
+        time.sleep(0.5)
+    graded = [cell for cell in cells if cell["axis_b"] == "*" and cell["axis_a"] == "tool"]
+    assert graded and graded[0]["graded_latest"] + graded[0]["graded_previous"] == 6
+    report = subprocess.run(
+        [sys.executable, "-m", "tracemill", "report", "--db", str(db), "--out",
+         str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
+    assert report.returncode == 3
+    assert "--process-every" in report.stderr and "Traceback" not in report.stderr
