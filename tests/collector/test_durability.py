@@ -11,6 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import grpc
@@ -166,7 +167,7 @@ def test_serve_keeps_the_failure_map_current(serve: Serve, tmp_path: Path) -> No
     with grpc.insecure_channel(server.grpc) as channel:
         channel.unary_unary(TRACES)(trace_request(spans).SerializeToString(), timeout=10)
     deadline = time.monotonic() + 60
-    cells: list[dict[str, object]] = []
+    cells: list[dict[str, Any]] = []
     while time.monotonic() < deadline and not cells:
         result = subprocess.run(
             [sys.executable, "-m", "tracemill", "map", "--db", str(db), "--json", "--all",
