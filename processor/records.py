@@ -13,7 +13,7 @@ from typing import Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 Channel = Literal["semconv", "openinference", "log", "event", "tool_span", "legacy"]
-Binding = Literal["call_id", "name", "order", "span"]
+Binding = Literal["call_id", "name", "order", "span", "none"]
 StepStatus = Literal["ok", "error", "missing"]
 
 
@@ -92,7 +92,8 @@ class Step:
     error: str | None
     """The error type or message when the call failed."""
     bound_by: Binding
-    """How the result was matched to the call."""
+    """How the result was matched to the call (``none``: neither a result nor a tool span
+    was found for it)."""
     span_id: str | None
     """The tool span, when there was one."""
 
