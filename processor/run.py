@@ -8,6 +8,7 @@ from the conversations table (cheap: a few GROUP BYs). Everything is one transac
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections import defaultdict, deque
@@ -27,6 +28,8 @@ from processor.outcomes import Label, decide, unread_scores
 from processor.records import LogRow, SpanRow
 from tracemill.store import Store, load_sql
 from tracemill.workers import worker_pool
+
+log = logging.getLogger("tracemill.processor")
 
 CHUNK = 5_000
 """Conversations rebuilt per round trip."""
@@ -178,6 +181,19 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
     }
 
 
+class _Phases:
+    """Wall time of each phase of a run, for the debug log."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def mark(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[f"{name}_s"] = round(now - self._last, 3)
+        self._last = now
+
+
 def _chunks(cursor: duckdb.DuckDBPyConnection, count: int) -> Iterator[ChunkInput]:
     for offset in range(0, count, CHUNK):
         cursor.execute(
@@ -237,19 +253,25 @@ def process(store: Store, options: ProcessOptions | None = None,
         state = (0, 0, 0) if row[3] != fingerprint else tuple(row[:3])
         marks = cursor.execute(load_sql("processor", "watermarks.sql")).fetchone()
         assert marks is not None
+        phases = _Phases()
         if tuple(marks) != state:
             cursor.execute(load_sql("processor", "trace_keys.sql"))
             cursor.execute(load_sql("processor", "affected.sql"), list(state))
             total = cursor.execute("SELECT count(*) FROM affected").fetchone()
             count = int(total[0]) if total else 0
+            phases.mark("affected")
             rebuilt, spans_read, logs_read = _rebuild(cursor, count, options, now, workers)
+            phases.mark("rebuild")
             cursor.execute(load_sql("processor", "prune_conversations.sql"))
             cursor.execute("UPDATE processor_state SET spans_watermark = ?, "
                            "logs_watermark = ?, labels_watermark = ?, options = ?",
                            [*marks, fingerprint])
             cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
             cursor.execute(load_sql("processor", "tool_exemplars.sql"))
+            phases.mark("tool_catalog")
         periods, cells = build_map(cursor, options.exploration)
         store_map(cursor, periods, cells)
+        phases.mark("failure_map")
+    log.debug("processed", extra={"fields": {"conversations": rebuilt, **phases.seconds}})
     return ProcessResult(rebuilt, spans_read, logs_read, time.perf_counter() - started,
                          periods, tuple(cells))
