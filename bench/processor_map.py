@@ -34,12 +34,12 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collector.metrics import Metrics  # noqa: E402
-from collector.pipeline import Pipeline, spool_folder  # noqa: E402
-from processor.run import process  # noqa: E402
-from tests.support.synthetic import scaled_stream  # noqa: E402
-from tracemill.config import Settings  # noqa: E402
-from tracemill.store import open_store  # noqa: E402
+from collector.metrics import Metrics
+from collector.pipeline import Pipeline, spool_folder
+from processor.run import process
+from tests.support.synthetic import scaled_stream
+from tracemill.config import Settings
+from tracemill.store import open_store
 
 
 class PeakRss:
