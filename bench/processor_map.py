@@ -138,7 +138,8 @@ def main() -> int:
                         help="Spans stored between the full and the incremental run.")
     parser.add_argument("--runs", type=int, default=3, help="Runs; medians are printed.")
     parser.add_argument("--seed", type=int, default=1, help="Synthetic stream seed.")
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "tracemill-bench",
+    parser.add_argument("--cache", type=Path,
+                        default=Path(tempfile.gettempdir()) / "tracemill-bench",
                         help="Where the base store is kept between invocations.")
     args = parser.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
