@@ -32,12 +32,16 @@ gives no messages and is flagged missing.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
+from collections import deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
-from processor.records import Message, Role, ToolCall
+import orjson
+
+from processor.records import Channel, Message, Role, SpanContent, ToolCall
 
 __all__ = [
     "ABSENT",
@@ -57,6 +61,9 @@ __all__ = [
     "looks_like_json",
     "merge",
     "message_list",
+    "new_message",
+    "new_span_content",
+    "new_tool_call",
     "normalise_finish_reason",
     "normalise_role",
     "read_message",
@@ -79,13 +86,16 @@ class _Absent:
 ABSENT: Any = _Absent()
 
 
-@dataclass(frozen=True)
-class Side:
+class Side(NamedTuple):
     """The input or the output messages as one channel records them."""
 
     messages: tuple[Message, ...]
     missing: bool = False
 
+
+# Hot paths below test ``type(x) is dict`` (or list, str) before the ``isinstance`` check
+# against the abstract ``Mapping``: decoded JSON is made of exact dicts and lists, and the
+# abstract check is several times slower. Both give the same answer.
 
 # --------------------------------------------------------------------------- messages
 
@@ -95,18 +105,130 @@ def message_list(value: object, default_role: Role) -> Side | None:
     ``missing`` when it cannot be read."""
     if value is None:
         return None
+    if type(value) is str:
+        if default_role == "user":  # inputs: see _input_list
+            return _input_list(value)
+        try:
+            decoded = _decode(value)
+        except ValueError:
+            return Side((), missing=True)
+        if not isinstance(decoded, list):
+            return Side((), missing=True)
+        return wire_list(decoded, default_role)
     decoded = json_value(value)
     if not isinstance(decoded, list):
         return Side((), missing=True)
     return wire_list(decoded, default_role)
 
 
+_RECENT: deque[tuple[str, Side]] = deque(maxlen=4)
+"""The last input lists read from JSON text: (the text without its closing ``]``, what
+was read)."""
+_LEADS: dict[str, list[tuple[str, Side]]] = {}
+"""Leading system messages of input lists, by the first ``_LEAD_KEY`` characters of
+the text: (the text up to the end of that message, what it reads as). A list starting
+with a system message is kept the second time its key is seen, at most two a key."""
+_LEAD_KEY = 64
+_LEADS_KEPT = 128
+_scan: Any = vars(json.JSONDecoder())["scan_once"]  # (text, index) -> (value, end)
+
+
+def _input_list(text: str) -> Side:
+    """:func:`message_list` of a model call's input as JSON text, reading only the
+    messages that follow a list or a message read before.
+
+    A model call's input is the conversation so far, so the next call's input is often
+    the previous one with messages appended: ``[a,b]`` then ``[a,b,c,d]``; and calls of
+    other conversations often start with the same system message: ``[s,x]`` then
+    ``[s,y]``. Messages are read one by one, so the longer list reads as ``a, b`` (as
+    read before) followed by ``[c,d]`` read alone. Exactly so: when ``[a,b`` is the start
+    of a JSON list up to the end of an item (``[a,b]`` is JSON) and the text is ``[a,b``
+    + ``,`` + ``c,d]``, the text is JSON if and only if ``[c,d]`` is, and is then the list
+    ``a, b, c, d``; ``[c,d]`` must not be empty (``[a,b,]`` is not JSON).
+    """
+    for head, known in tuple(_RECENT):  # a copy: other threads may add to it
+        found = _after(text, head, known)
+        if found is not None:
+            return found
+    key = text[:_LEAD_KEY]
+    for head, known in _LEADS.get(key, ()):
+        found = _after(text, head, known)
+        if found is not None:
+            return found
+    try:
+        decoded = _decode(text)
+    except ValueError:
+        return Side((), missing=True)
+    if not isinstance(decoded, list):
+        return Side((), missing=True)
+    side = wire_list(decoded, "user")
+    if decoded and text[-1:] == "]":
+        _RECENT.appendleft((text[:-1], side))
+        first = decoded[0]
+        if (
+            len(decoded) > 1
+            and type(first) is dict
+            and normalise_role(first.get("role"), "user") == "system"
+        ):
+            _remember_lead(text, key, first)
+    return side
+
+
+def _after(text: str, head: str, known: Side) -> Side | None:
+    """``text`` read as ``head`` (the start of a list read as ``known``), ``,`` and more
+    items; None when it is not that."""
+    end = len(head)
+    if not (text.startswith(head) and text[end : end + 1] == ","):
+        return None
+    try:
+        appended = _decode("[" + text[end + 1 :])
+    except ValueError:
+        return None
+    if type(appended) is not list or not appended:
+        return None
+    added = wire_list(appended, "user")
+    side = Side(known.messages + added.messages, known.missing or added.missing)
+    if text[-1:] == "]":
+        _RECENT.appendleft((text[:-1], side))
+    return side
+
+
+def _remember_lead(text: str, key: str, first: dict[str, Any]) -> None:
+    """Keep the first item of the list ``text`` (decoded: ``first``) as a lead, the
+    second time a list of this key is read in full."""
+    leads = _LEADS.get(key)
+    if leads is None:
+        if len(_LEADS) >= _LEADS_KEPT:
+            _LEADS.clear()
+        _LEADS[key] = []
+        return
+    if len(leads) >= 2:
+        return
+    start = 1
+    while text[start : start + 1] in (" ", "\t", "\n", "\r"):
+        start += 1
+    if text[:1] != "[" or not text[start : start + 1]:
+        return
+    try:
+        _, end = _scan(text, start)
+    except (StopIteration, ValueError, RecursionError):
+        return
+    if end < _LEAD_KEY or text[end : end + 1] != ",":
+        return
+    leads.append((text[:end], wire_list([first], "user")))
+
+
 def wire_list(items: Iterable[Any], default_role: Role) -> Side:
     """Decoded messages in order; an item that is not an object is unreadable."""
-    return merge(
-        read_message(item, default_role) if isinstance(item, Mapping) else Side((), missing=True)
-        for item in items
-    )
+    messages: list[Message] = []
+    missing = False
+    for item in items:
+        if type(item) is dict or isinstance(item, Mapping):
+            if _read_into(messages, item, default_role):
+                missing = True
+        else:
+            missing = True
+    return Side(tuple(messages), missing)
 
 
 def merge(sides: Iterable[Side]) -> Side:
@@ -123,48 +245,113 @@ def read_message(body: Mapping[str, Any], default_role: Role) -> Side:
     """One message: ``{role, parts, finish_reason}`` (GenAI conventions) or the wire form
     ``{role, content, tool_calls, tool_call_id}`` (OpenAI, legacy record bodies); may
     become several messages when it carries tool results."""
-    role = normalise_role(body.get("role"), default_role)
-    content = Content()
+    messages: list[Message] = []
+    missing = _read_into(messages, body, default_role)
+    return Side(tuple(messages), missing)
+
+
+def _read_into(messages: list[Message], body: Mapping[str, Any], default_role: Role) -> bool:
+    """:func:`read_message`, its messages appended to ``messages``; whether content is
+    missing."""
+    role = body.get("role")
+    role = _ROLES.get(role.lower(), default_role) if isinstance(role, str) else default_role
     if "parts" in body:
-        content.read(body["parts"])
+        parts = body["parts"]
+        if type(parts) is list and len(parts) == 1 and role != "tool":
+            # one text part, the most common message, read here as Content would
+            part = parts[0]
+            if type(part) is dict and part.get("type") == "text":
+                text = part.get("content", REDACTED)
+                if type(text) is str and text != REDACTED:
+                    messages.append(
+                        new_message(
+                            role,
+                            text,
+                            (),
+                            None,
+                            normalise_finish_reason(body.get("finish_reason")),
+                        )
+                    )
+                    return False
+        content = Content()
+        content.read(parts)
     else:
+        content = Content()
         if "content" in body:
             content.read(body["content"])
         elif role != "assistant" or "tool_calls" not in body:
             content.missing = True  # the record keeps its shape but not its content
-        for call in _as_list(json_value(body.get("tool_calls"))):
-            content.read_wire_call(call)
+        if "tool_calls" in body:
+            calls = json_value(body["tool_calls"])
+            if isinstance(calls, list):
+                for call in calls:
+                    content.read_wire_call(call)
     call_id = first_str(body, ("tool_call_id", "id")) if role == "tool" else None
-    messages = [
-        Message(role="tool", text=text, tool_call_id=result_id or call_id)
-        for result_id, text in content.results
-    ]
-    text = "\n".join(content.texts) if content.texts else None
-    if not messages or content.texts or content.calls:
-        messages.append(
-            Message(
-                role=role,
-                text=text,
-                tool_calls=tuple(content.calls),
-                tool_call_id=call_id,
-                finish_reason=normalise_finish_reason(body.get("finish_reason")),
-            )
+    texts = content.texts
+    calls = content.calls
+    if content.results:
+        messages.extend(
+            new_message("tool", text, (), result_id or call_id)
+            for result_id, text in content.results
         )
-    return Side(tuple(messages), content.missing)
+        if not (texts or calls):
+            return content.missing
+    messages.append(
+        new_message(
+            role,
+            "\n".join(texts) if texts else None,
+            tuple(calls),
+            call_id,
+            normalise_finish_reason(body.get("finish_reason")),
+        )
+    )
+    return content.missing
 
 
-@dataclass
+_TEXT_PARTS = ("text", "input_text", "output_text")
+_CALL_PARTS = ("tool_call", "tool_use", "function_call")
+_RESULT_PARTS = ("tool_call_response", "tool_result", "function_call_output")
+
+
 class Content:
     """Text, tool calls and tool results gathered from a message's content."""
 
-    texts: list[str] = field(default_factory=list)
-    calls: list[ToolCall] = field(default_factory=list)
-    results: list[tuple[str | None, str | None]] = field(default_factory=list)
-    missing: bool = False
+    __slots__ = ("calls", "missing", "results", "texts")
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.calls: list[ToolCall] = []
+        self.results: list[tuple[str | None, str | None]] = []
+        self.missing = False
 
     def read(self, content: Any) -> None:
         """Content as text, a list of parts or blocks, or such a list as JSON text."""
-        if isinstance(content, str):
+        kind = type(content)
+        if kind is list:
+            for part in content:
+                # the common parts read here as read_part would, any part by read_part
+                if type(part) is dict:
+                    part_type = part.get("type")
+                    if part_type == "text":
+                        text = part.get("content", REDACTED)
+                        if type(text) is str and text != REDACTED:
+                            self.texts.append(text)
+                            continue
+                    elif part_type == "tool_call":
+                        self._call(
+                            part.get("name"),
+                            first_str(part, ("id", "call_id")),
+                            part.get("arguments", part.get("input", ABSENT)),
+                        )
+                        continue
+                    elif part_type == "tool_call_response":
+                        self._result(
+                            first_str(part, ("id", "tool_use_id", "call_id")),
+                            _first_present(part, ("response", "result", "content", "output")),
+                        )
+                        continue
+                self.read_part(part)
+        elif kind is str or isinstance(content, str):
             blocks = as_blocks(content)
             if blocks is None:
                 self._text(content)
@@ -173,28 +360,29 @@ class Content:
         elif isinstance(content, list):
             for part in content:
                 self.read_part(part)
-        elif isinstance(content, Mapping):
+        elif kind is dict or isinstance(content, Mapping):
             self.read_part(content)
         elif content is not None:
             self.texts.append(json.dumps(content))
 
     def read_part(self, part: Any) -> None:
         """A ``parts`` entry, an OpenAI/Anthropic content block or a Bedrock block."""
-        if isinstance(part, str):
-            self._text(part)
-            return
-        if not isinstance(part, Mapping):
-            return
+        if type(part) is not dict:
+            if isinstance(part, str):
+                self._text(part)
+                return
+            if not isinstance(part, Mapping):
+                return
         kind = part.get("type")
-        if kind in ("text", "input_text", "output_text"):
+        if kind in _TEXT_PARTS:
             if "content" in part or "text" in part:
                 self._text(part.get("content", part.get("text")))
             else:
                 self.missing = True
-        elif kind in ("tool_call", "tool_use", "function_call"):
+        elif kind in _CALL_PARTS:
             arguments = part.get("arguments", part.get("input", ABSENT))
             self._call(part.get("name"), first_str(part, ("id", "call_id")), arguments)
-        elif kind in ("tool_call_response", "tool_result", "function_call_output"):
+        elif kind in _RESULT_PARTS:
             value = _first_present(part, ("response", "result", "content", "output"))
             self._result(first_str(part, ("id", "tool_use_id", "call_id")), value)
         elif kind is None:
@@ -202,10 +390,10 @@ class Content:
 
     def read_wire_call(self, call: Any) -> None:
         """``{id, type, function: {name, arguments}}`` or the flat ``{id, name, arguments}``."""
-        if not isinstance(call, Mapping):
+        if not (type(call) is dict or isinstance(call, Mapping)):
             return
         function = call.get("function")
-        source = function if isinstance(function, Mapping) else call
+        source = function if type(function) is dict or isinstance(function, Mapping) else call
         self._call(source.get("name"), first_str(call, ("id",)), source.get("arguments", ABSENT))
 
     def _bedrock_block(self, block: Mapping[str, Any]) -> None:
@@ -230,11 +418,7 @@ class Content:
             self.missing = True
             arguments = None
         self.calls.append(
-            ToolCall(
-                name=name if isinstance(name, str) else "",
-                call_id=call_id,
-                arguments=json_text(arguments),
-            )
+            new_tool_call(name if isinstance(name, str) else "", call_id, json_text(arguments))
         )
 
     def _result(self, call_id: str | None, value: Any) -> None:
@@ -278,10 +462,23 @@ def normalise_role(value: object, default: Role) -> Role:
 def normalise_finish_reason(value: object) -> str | None:
     """Lower case, with the providers' names for a tool call and a natural stop mapped to
     OpenAI's (``tool_calls``, ``stop``) and ``max_tokens`` to ``length``."""
+    if value is None:
+        return None
+    if type(value) is str:
+        known = _FINISH_SEEN.get(value, ABSENT)
+        if known is not ABSENT:
+            return known  # type: ignore[no-any-return]
     if not isinstance(value, str) or not value.strip():
         return None
     reason = value.strip().lower()
-    return _FINISH_REASONS.get(reason, reason)
+    reason = _FINISH_REASONS.get(reason, reason)
+    if type(value) is str and len(_FINISH_SEEN) < 1024:
+        _FINISH_SEEN[value] = reason
+    return reason
+
+
+_FINISH_SEEN: dict[str, str | None] = {}
+"""Finish reasons as recorded, normalised (a bounded cache: there are few)."""
 
 
 def json_value(value: object) -> Any:
@@ -289,7 +486,7 @@ def json_value(value: object) -> Any:
     not JSON."""
     if isinstance(value, str):
         try:
-            return untag(json.loads(value))
+            return _decode(value)
         except ValueError:
             return ABSENT
     return untag(value)
@@ -298,19 +495,71 @@ def json_value(value: object) -> Any:
 def json_in_text(text: str) -> Any:
     """Decoded JSON when ``text`` is a JSON document, else ``text`` itself."""
     try:
-        return untag(json.loads(text))
+        return _decode(text)
     except ValueError:
         return text
 
 
+_ESCAPED_ASCII_LETTER = re.compile(r"\\u00[4-7][0-9a-fA-F]")
+
+
+def _decode(text: str) -> Any:
+    """``untag(json.loads(text))``, without the walk when the text cannot hold a tag.
+
+    A decoded ``kvlistValue`` key is in the text either as it is or with some letter
+    written as a ``\\u00XX`` escape; without either, decoding gives plain dicts and lists
+    with no tag, which ``untag`` would only copy.
+    """
+    decoded = _loads(text)
+    if "kvlistValue" in text or ("\\u00" in text and _ESCAPED_ASCII_LETTER.search(text)):
+        return untag(decoded)
+    return decoded
+
+
+_DIGITS = bytes.maketrans(b"123456789", b"000000000")
+_LONG_NUMBER = b"0" * 19
+
+
+def _loads(text: str) -> Any:
+    """``json.loads(text)``, by orjson where the two agree.
+
+    They differ on integers past 64 bits (orjson gives a float): text with a run of 19
+    digits goes to ``json``. orjson refuses what ``json`` may take (``NaN``,
+    ``Infinity``, numbers that overflow, lone surrogates, deep nesting): ``json``
+    decides those, and raises the errors.
+    """
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:  # a lone surrogate
+        return json.loads(text)
+    if _LONG_NUMBER in data.translate(_DIGITS):
+        return json.loads(text)
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def looks_like_json(text: str) -> bool:
-    return text.lstrip().startswith(("[", "{"))
+    return _lead(text) in _JSON_LEADS
+
+
+_JSON_LEADS = frozenset({"[", "{"})
+
+
+def _lead(text: str) -> str:
+    """The first character that is not white space (``text.lstrip()[:1]``, without
+    copying the text when it starts with its content)."""
+    head = text[:1]
+    if head.isspace():
+        return text.lstrip()[:1]
+    return head
 
 
 def as_blocks(text: str) -> list[Any] | None:
     """Content blocks encoded as JSON text (``[{"type": "text", ...}]``, ``[{"text"}]``);
     None for any other text."""
-    if not text.lstrip().startswith("["):
+    if _lead(text) != "[":
         return None
     decoded = json_in_text(text)
     if isinstance(decoded, list) and decoded and all(_is_block(b) for b in decoded):
@@ -325,12 +574,44 @@ def _is_block(value: Any) -> bool:
     return isinstance(value, Mapping) and bool(_BLOCK_KEYS & value.keys())
 
 
+_ORJSON_OPTIONS = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+_SMALL_FLOAT = re.compile(rb"[0-9]e-|0\.0000")
+
+
 def json_text(value: Any) -> str | None:
     """Text as it is; anything else as compact JSON; None stays None."""
     if value is None or value is ABSENT:
         return None
     if isinstance(value, str):
         return value
+    return _dumps(value)
+
+
+def _dumps(value: Any) -> str:
+    """``json.dumps(value, separators=(",", ":"), ensure_ascii=False)``, by orjson where
+    the two agree.
+
+    They differ on floats below 1e-4 (``1e-07`` against ``1e-7`` or ``0.00001``), on NaN
+    and infinities (orjson writes ``null``), and orjson refuses what ``json`` may take
+    (integers past 64 bits, lone surrogates, non-text keys, subclasses, deep nesting):
+    output that may hold one of those is made by ``json``.
+    """
+    try:
+        encoded = orjson.dumps(value, None, _ORJSON_OPTIONS)
+    except TypeError:
+        return _json_dumps(value)
+    if b"null" in encoded or (
+        (b"e-" in encoded or b"0.0000" in encoded) and _SMALL_FLOAT.search(encoded)
+    ):
+        return _json_dumps(value)
+    return encoded.decode()
+
+
+def _json_dumps(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -354,7 +635,17 @@ def result_text(value: Any) -> str | None:
 
 def untag(value: Any) -> Any:
     """Key-value lists stored with repeated keys (``{"kvlistValue": [[k, v], ...]}``) as
-    objects, the last value of a key winning, as for attributes."""
+    objects, the last value of a key winning, as for attributes.
+
+    Plain JSON data without a tag comes back as it is (nothing here changes it), anything
+    else as a copy.
+    """
+    if type(value) is str or _plain(value):
+        return value
+    return _untag(value)
+
+
+def _untag(value: Any) -> Any:
     if isinstance(value, Mapping):
         pairs = value.get("kvlistValue") if len(value) == 1 else None
         if isinstance(pairs, list):
@@ -367,6 +658,27 @@ def untag(value: Any) -> Any:
     if isinstance(value, list):
         return [untag(item) for item in value]
     return value
+
+
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is made only of dicts, lists, text, numbers, booleans and None,
+    with no one-key ``kvlistValue`` object: then untagging it gives an equal copy."""
+    kind = type(value)
+    if kind is dict:
+        if len(value) == 1 and "kvlistValue" in value:
+            return False
+        items: Iterable[Any] = value.values()
+    elif kind is list:
+        items = value
+    else:
+        return kind is str or kind is int or kind is float or kind is bool or value is None
+    for item in items:
+        kind = type(item)
+        if kind is str or kind is int or kind is float or kind is bool or item is None:
+            continue
+        if not _plain(item):
+            return False
+    return True
 
 
 def first_str(mapping: Mapping[str, Any], keys: Iterable[str]) -> str | None:
@@ -382,10 +694,6 @@ def _first_present(mapping: Mapping[str, Any], keys: Iterable[str]) -> Any:
         if key in mapping:
             return mapping[key]
     return ABSENT
-
-
-def _as_list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 # --------------------------------------------------------------------------- records
@@ -429,3 +737,144 @@ def log_payload(body: object) -> Mapping[str, Any]:
     if isinstance(body, Mapping):
         return body
     return {"content": body}
+
+
+# --------------------------------------------------------------------------- records, made fast
+
+# The records are frozen dataclasses, whose generated __init__ sets each field through
+# object.__setattr__: several times slower than filling the new instance's __dict__, which
+# gives the same object. Done only while the classes are as expected (the fields, their
+# order and defaults, no __post_init__, no slots); else through the constructor.
+
+_new = object.__new__
+
+
+def _fillable(cls: type, defaults: dict[str, object]) -> bool:
+    """Whether ``cls`` is a dataclass of exactly these fields (in this order) with these
+    defaults (``dataclasses.MISSING``: none), made by its __init__ alone."""
+    if not dataclasses.is_dataclass(cls) or hasattr(cls, "__post_init__"):
+        return False
+    if "__slots__" in vars(cls):
+        return False
+    fields = dataclasses.fields(cls)
+    return [f.name for f in fields] == list(defaults) and all(
+        f.init and f.default_factory is dataclasses.MISSING and f.default == defaults[f.name]
+        for f in fields
+    )
+
+
+_MISSING: Any = dataclasses.MISSING
+_FAST_TOOL_CALL = _fillable(
+    ToolCall, {"name": _MISSING, "call_id": _MISSING, "arguments": _MISSING}
+)
+_FAST_MESSAGE = _fillable(
+    Message,
+    {
+        "role": _MISSING,
+        "text": _MISSING,
+        "tool_calls": (),
+        "tool_call_id": None,
+        "finish_reason": None,
+    },
+)
+_SPAN_CONTENT_FIELDS: dict[str, object] = {
+    "span_id": _MISSING,
+    "kind": _MISSING,
+    "channel": _MISSING,
+    "input_messages": (),
+    "output_messages": (),
+    "system_instructions": None,
+    "tool_name": None,
+    "tool_call_id": None,
+    "tool_arguments": None,
+    "tool_result": None,
+    "tool_definitions": (),
+    "content_captured": True,
+}
+_FAST_SPAN_CONTENT = _fillable(SpanContent, _SPAN_CONTENT_FIELDS)
+
+
+def new_tool_call(name: str, call_id: str | None, arguments: str | None) -> ToolCall:
+    """``ToolCall(name, call_id, arguments)``."""
+    if not _FAST_TOOL_CALL:
+        return ToolCall(name=name, call_id=call_id, arguments=arguments)
+    made = _new(ToolCall)
+    fields = made.__dict__
+    fields["name"] = name
+    fields["call_id"] = call_id
+    fields["arguments"] = arguments
+    return made
+
+
+def new_message(
+    role: Role,
+    text: str | None,
+    tool_calls: tuple[ToolCall, ...] = (),
+    tool_call_id: str | None = None,
+    finish_reason: str | None = None,
+) -> Message:
+    """``Message(role, text, tool_calls, tool_call_id, finish_reason)``."""
+    if not _FAST_MESSAGE:
+        return Message(
+            role=role,
+            text=text,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            finish_reason=finish_reason,
+        )
+    made = _new(Message)
+    fields = made.__dict__
+    fields["role"] = role
+    fields["text"] = text
+    fields["tool_calls"] = tool_calls
+    fields["tool_call_id"] = tool_call_id
+    fields["finish_reason"] = finish_reason
+    return made
+
+
+def new_span_content(
+    span_id: str,
+    kind: Any,
+    channel: Channel | None,
+    *,
+    input_messages: tuple[Message, ...] = (),
+    output_messages: tuple[Message, ...] = (),
+    system_instructions: str | None = None,
+    tool_name: str | None = None,
+    tool_call_id: str | None = None,
+    tool_arguments: str | None = None,
+    tool_result: str | None = None,
+    tool_definitions: tuple[str, ...] = (),
+    content_captured: bool = True,
+) -> SpanContent:
+    """``SpanContent(...)`` with the same arguments."""
+    if not _FAST_SPAN_CONTENT:
+        return SpanContent(
+            span_id=span_id,
+            kind=kind,
+            channel=channel,
+            input_messages=input_messages,
+            output_messages=output_messages,
+            system_instructions=system_instructions,
+            tool_name=tool_name,
+            tool_call_id=tool_call_id,
+            tool_arguments=tool_arguments,
+            tool_result=tool_result,
+            tool_definitions=tool_definitions,
+            content_captured=content_captured,
+        )
+    made = _new(SpanContent)
+    fields = made.__dict__
+    fields["span_id"] = span_id
+    fields["kind"] = kind
+    fields["channel"] = channel
+    fields["input_messages"] = input_messages
+    fields["output_messages"] = output_messages
+    fields["system_instructions"] = system_instructions
+    fields["tool_name"] = tool_name
+    fields["tool_call_id"] = tool_call_id
+    fields["tool_arguments"] = tool_arguments
+    fields["tool_result"] = tool_result
+    fields["tool_definitions"] = tool_definitions
+    fields["content_captured"] = content_captured
+    return made

@@ -26,9 +26,8 @@ content.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from processor._messages import (
     ABSENT,
@@ -41,6 +40,7 @@ from processor._messages import (
     json_text,
     log_payload,
     message_list,
+    new_span_content,
     result_text,
     untag,
 )
@@ -53,32 +53,10 @@ _STATUS_ERROR = 2
 
 def read_tool(span: SpanRow, logs: Sequence[LogRow]) -> SpanContent:
     """A tool execution: its name, call id, arguments and result."""
-    attributes = span.attributes
-    sources: list[tuple[Channel, _ToolFields]] = [
-        (
-            "tool_span",
-            _ToolFields(
-                name=attributes.get("gen_ai.tool.name"),
-                call_id=attributes.get("gen_ai.tool.call.id"),
-                arguments=attributes.get("gen_ai.tool.call.arguments", ABSENT),
-                result=attributes.get("gen_ai.tool.call.result", ABSENT),
-            ),
-        ),
-        ("openinference", _openinference_tool(attributes)),
-        ("tool_span", _traceloop_tool(attributes)),
-        *(("log", _details_tool(log.attributes)) for log in logs if log.event_name == DETAILS),
-        *(
-            ("event", _details_tool(event_attributes(e)))
-            for e in span.events
-            if e.get("name") == DETAILS
-        ),
-        ("log", _legacy_tool([(log.event_name, log_payload(log.body)) for log in logs])),
-        ("event", _legacy_tool([event_record(event) for event in span.events])),
-    ]
     name = call_id = arguments = result = None
     missing = False
     channel: Channel | None = None
-    for source, found in sources:
+    for source, found in _sources(span, logs):
         name = name or _str(found.name)
         call_id = call_id or _str(found.call_id)
         missing = missing or found.missing or REDACTED in (found.arguments, found.result)
@@ -90,10 +68,10 @@ def read_tool(span: SpanRow, logs: Sequence[LogRow]) -> SpanContent:
             channel = channel or source
     if span.status_code != _STATUS_ERROR and arguments is None and result is None:
         missing = True
-    return SpanContent(
-        span_id=span.span_id,
-        kind="tool",
-        channel=channel,
+    return new_span_content(
+        span.span_id,
+        "tool",
+        channel,
         tool_name=name,
         tool_call_id=call_id,
         tool_arguments=arguments,
@@ -102,12 +80,77 @@ def read_tool(span: SpanRow, logs: Sequence[LogRow]) -> SpanContent:
     )
 
 
+_OPENINFERENCE_KEYS = (
+    "tool_call.function.arguments",
+    "input.value",
+    "tool.name",
+    "tool_call.function.name",
+    "tool_call.id",
+    "output.value",
+)
+_TRACELOOP_KEYS = ("traceloop.entity.input", "traceloop.entity.output", "traceloop.entity.name")
+
+
+def _sources(span: SpanRow, logs: Sequence[LogRow]) -> Iterable[tuple[Channel, _ToolFields]]:
+    """What each source says, in order of precedence (see the module); a source with
+    none of its keys or records says nothing and is left out."""
+    attributes = span.attributes
+    first: tuple[Channel, _ToolFields] = (
+        "tool_span",
+        _ToolFields(
+            attributes.get("gen_ai.tool.name"),
+            attributes.get("gen_ai.tool.call.id"),
+            attributes.get("gen_ai.tool.call.arguments", ABSENT),
+            attributes.get("gen_ai.tool.call.result", ABSENT),
+        ),
+    )
+    if (
+        not logs
+        and not span.events
+        and attributes.keys().isdisjoint(_OPENINFERENCE_KEYS)
+        and attributes.keys().isdisjoint(_TRACELOOP_KEYS)
+    ):
+        return (first,)  # the common case: the GenAI attributes alone
+    return _all_sources(span, logs, first)
+
+
+def _all_sources(
+    span: SpanRow, logs: Sequence[LogRow], first: tuple[Channel, _ToolFields]
+) -> Iterator[tuple[Channel, _ToolFields]]:
+    attributes = span.attributes
+    yield first
+    if not attributes.keys().isdisjoint(_OPENINFERENCE_KEYS):
+        yield "openinference", _openinference_tool(attributes)
+    if not attributes.keys().isdisjoint(_TRACELOOP_KEYS):
+        yield "tool_span", _traceloop_tool(attributes)
+    if not logs and not span.events:
+        return
+    for log in logs:
+        if log.event_name == DETAILS:
+            yield "log", _details_tool(log.attributes)
+    for event in span.events:
+        if event.get("name") == DETAILS:
+            yield "event", _details_tool(event_attributes(event))
+    if logs:
+        yield "log", _legacy_tool(
+            (log.event_name, log_payload(log.body)) for log in logs if log.event_name in _LEGACY
+        )
+    if span.events:
+        yield "event", _legacy_tool(
+            event_record(event) for event in span.events if _named(event, _LEGACY)
+        )
+
+
+def _named(event: Mapping[str, object], names: frozenset[str]) -> bool:
+    name = event.get("name")
+    return isinstance(name, str) and name in names
+
+
 def _recorded(value: object) -> bool:
     return value is not ABSENT and value is not None and value != REDACTED
 
 
-@dataclass(frozen=True)
-class _ToolFields:
+class _ToolFields(NamedTuple):
     """What one source says about a tool call (``ABSENT`` where it says nothing)."""
 
     name: object = None
@@ -164,6 +207,10 @@ def _details_tool(attributes: Mapping[str, object]) -> _ToolFields:
         result=results[0].text if results and results[0].text is not None else ABSENT,
         missing=bool((inputs and inputs.missing) or (outputs and outputs.missing)),
     )
+
+
+_LEGACY = frozenset({"gen_ai.tool.message", CHOICE})
+"""The names of the records :func:`_legacy_tool` reads."""
 
 
 def _legacy_tool(records: Iterable[tuple[str | None, Mapping[str, Any]]]) -> _ToolFields:

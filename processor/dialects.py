@@ -63,9 +63,8 @@ instrumentations record little on failure, so it says nothing about capture.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
 from processor._messages import (
     ABSENT,
@@ -85,6 +84,8 @@ from processor._messages import (
     looks_like_json,
     merge,
     message_list,
+    new_message,
+    new_span_content,
     normalise_finish_reason,
     read_message,
     untag,
@@ -135,6 +136,19 @@ def span_kind(span: SpanRow) -> Kind:
         if "gen_ai.tool.call.id" in span.attributes or "gen_ai.tool.name" in span.attributes:
             return "tool"
         return "other"
+    kind = _KINDS.get(operation)
+    if kind is None:
+        kind = _operation_kind(operation)
+        if len(_KINDS) < 1024:
+            _KINDS[operation] = kind
+    return kind
+
+
+_KINDS: dict[str, Kind] = {}
+"""Operations seen, with their kinds (a bounded cache: there are few)."""
+
+
+def _operation_kind(operation: str) -> Kind:
     operation = operation.lower()
     if operation in _MODEL_OPERATIONS:
         return "model"
@@ -154,27 +168,30 @@ def read_span(span: SpanRow, logs: Sequence[LogRow]) -> SpanContent:
     ``logs`` may hold records of other spans too: only those with the span's trace and
     span id are read, in time order.
     """
-    own = sorted(
-        (
-            log
-            for log in logs
-            if log.span_id == span.span_id and log.trace_id in (None, span.trace_id)
-        ),
-        key=lambda log: log.time_unix_nano,
+    own = (
+        sorted(
+            (
+                log
+                for log in logs
+                if log.span_id == span.span_id and log.trace_id in (None, span.trace_id)
+            ),
+            key=lambda log: log.time_unix_nano,
+        )
+        if logs
+        else []
     )
     kind = span_kind(span)
     if kind == "tool":
         return read_tool(span, own)
     if kind == "other":
-        return SpanContent(span_id=span.span_id, kind="other", channel=None)
+        return new_span_content(span.span_id, "other", None)
     return _read_messages(span, own, kind)
 
 
 # --------------------------------------------------------------------------- model and agent
 
 
-@dataclass(frozen=True)
-class _Reading:
+class _Reading(NamedTuple):
     """What one channel holds for a span."""
 
     channel: Channel
@@ -182,24 +199,41 @@ class _Reading:
     output: Side | None = None
 
 
+_FLAT_PREFIXES = ("llm.", "gen_ai.prompt.", "gen_ai.completion.")
+"""Where the flattened (indexed) attributes of OpenInference and OpenLLMetry start."""
+_LEGACY_PREFIXES = ("gen_ai.prompt.", "gen_ai.completion.")
+
+
 def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanContent:
     attributes = span.attributes
-    details_logs = [log.attributes for log in logs if log.event_name == DETAILS]
-    details_events = [event_attributes(e) for e in span.events if e.get("name") == DETAILS]
-    readings = [
-        _semconv(attributes, "semconv"),
-        _pydantic_all_messages(attributes),
-        *(_semconv(a, "log") for a in details_logs),
-        *(_semconv(a, "event") for a in details_events),
-        _per_message("log", [(log.event_name, log_payload(log.body)) for log in logs]),
-        _per_message("event", [event_record(event) for event in span.events]),
-        _openinference(attributes, kind),
-        _openllmetry_legacy(attributes),
-    ]
-    input_side, input_channel = _pick(readings, "input")
-    output_side, output_channel = _pick(readings, "output")
-    system, system_missing = _system_instructions([attributes, *details_logs, *details_events])
-    definitions = _tool_definitions([attributes, *details_logs, *details_events])
+    details_logs = [log.attributes for log in logs if log.event_name == DETAILS] if logs else []
+    details_events = (
+        [event_attributes(e) for e in span.events if e.get("name") == DETAILS]
+        if span.events
+        else []
+    )
+    flat = [key for key in attributes if key.startswith(_FLAT_PREFIXES)]
+    first = (
+        _semconv(attributes, "semconv")
+        if "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes
+        else None
+    )
+    if first and first.input and first.input.messages and first.output and first.output.messages:
+        # the first channel has both sides (the common case): no other is read
+        input_side: Side | None = first.input
+        output_side: Side | None = first.output
+        input_channel: Channel | None = first.channel
+        output_channel: Channel | None = first.channel
+    else:
+        readings = _readings(span, logs, kind, details_logs, details_events, flat, first)
+        (input_side, input_channel), (output_side, output_channel) = _pick(readings)
+    sources = (
+        [attributes, *details_logs, *details_events]
+        if details_logs or details_events
+        else [attributes]
+    )
+    system, system_missing = _system_instructions(sources)
+    definitions = _tool_definitions(sources, flattened=bool(flat))
 
     inputs = input_side.messages if input_side else ()
     outputs = output_side.messages if output_side else ()
@@ -211,12 +245,12 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
     succeeded = span.status_code != _STATUS_ERROR
     if kind == "model" and succeeded and not (inputs and outputs):
         missing = True
-    outputs = _with_finish_reasons(outputs, _span_finish_reasons(attributes), succeeded)
+    outputs = _with_finish_reasons(outputs, attributes, succeeded)
     channel = input_channel or output_channel
-    return SpanContent(
-        span_id=span.span_id,
-        kind=kind,
-        channel=channel,
+    return new_span_content(
+        span.span_id,
+        kind,
+        channel,
         input_messages=inputs,
         output_messages=outputs,
         system_instructions=system,
@@ -225,31 +259,78 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
     )
 
 
+def _readings(
+    span: SpanRow,
+    logs: Sequence[LogRow],
+    kind: Kind,
+    details_logs: Sequence[Mapping[str, object]],
+    details_events: Sequence[Mapping[str, object]],
+    flat: Sequence[str],
+    semconv: _Reading | None,
+) -> Iterator[_Reading]:
+    """The channels in order (see the module), each read only when asked for; a channel
+    that cannot hold anything for this span (no records of its kind, no key of its
+    vocabulary) is left out, as it would give neither side. ``semconv``: the first
+    channel, already read (None when the span has none of its keys)."""
+    attributes = span.attributes
+    if semconv is not None:
+        yield semconv
+    if "pydantic_ai.all_messages" in attributes or "final_result" in attributes:
+        yield _pydantic_all_messages(attributes)
+    for details in details_logs:
+        yield _semconv(details, "log")
+    for details in details_events:
+        yield _semconv(details, "event")
+    if logs:
+        yield _per_message("log", _log_records(logs))
+    if span.events:
+        yield _per_message("event", _event_records(span.events))
+    if flat or "input.value" in attributes or "output.value" in attributes:
+        yield _openinference(attributes, kind)
+    if any(key.startswith(_LEGACY_PREFIXES) for key in flat):
+        yield _openllmetry_legacy(attributes)
+
+
 def _pick(
-    readings: Iterable[_Reading], side: Literal["input", "output"]
-) -> tuple[Side | None, Channel | None]:
-    """The first side with messages; else the first recorded at all (maybe unreadable)."""
-    first: tuple[Side | None, Channel | None] = (None, None)
+    readings: Iterable[_Reading],
+) -> tuple[tuple[Side | None, Channel | None], tuple[Side | None, Channel | None]]:
+    """For the input and for the output: the first side with messages, else the first
+    recorded at all (maybe unreadable), without its channel. Stops reading channels once
+    both sides have messages."""
+    input_pick: tuple[Side | None, Channel | None] = (None, None)
+    output_pick: tuple[Side | None, Channel | None] = (None, None)
+    input_done = output_done = False
     for reading in readings:
-        found = reading.input if side == "input" else reading.output
-        if found is None:
-            continue
-        if found.messages:
-            return found, reading.channel
-        if first[0] is None:
-            first = (found, None)
-    return first
+        found = reading.input
+        if not input_done and found is not None:
+            if found.messages:
+                input_pick, input_done = (found, reading.channel), True
+            elif input_pick[0] is None:
+                input_pick = (found, None)
+        found = reading.output
+        if not output_done and found is not None:
+            if found.messages:
+                output_pick, output_done = (found, reading.channel), True
+            elif output_pick[0] is None:
+                output_pick = (found, None)
+        if input_done and output_done:
+            break
+    return input_pick, output_pick
 
 
 def _with_finish_reasons(
-    outputs: tuple[Message, ...], reasons: list[str], succeeded: bool
+    outputs: tuple[Message, ...], attributes: Mapping[str, object], succeeded: bool
 ) -> tuple[Message, ...]:
     """Give output messages without a finish reason the span's, by position; when no
     output was captured, one assistant message without text per finish reason."""
     if not outputs:
         if not succeeded:
             return ()
-        return tuple(Message(role="assistant", text=None, finish_reason=r) for r in reasons)
+        reasons = _span_finish_reasons(attributes)
+        return tuple(new_message("assistant", None, finish_reason=r) for r in reasons)
+    if all(m.finish_reason is not None or m.role != "assistant" for m in outputs):
+        return outputs  # nothing to fill
+    reasons = _span_finish_reasons(attributes)
     filled = []
     position = 0
     for message in outputs:
@@ -261,18 +342,17 @@ def _with_finish_reasons(
     return tuple(filled)
 
 
-def _replace_finish(message: Message, reason: str) -> Message:
-    return Message(
-        role=message.role,
-        text=message.text,
-        tool_calls=message.tool_calls,
-        tool_call_id=message.tool_call_id,
-        finish_reason=reason,
+def _replace_finish(original: Message, reason: str) -> Message:
+    return new_message(
+        original.role, original.text, original.tool_calls, original.tool_call_id, reason
     )
 
 
 def _span_finish_reasons(attributes: Mapping[str, object]) -> list[str]:
-    value = json_value(attributes.get("gen_ai.response.finish_reasons"))
+    value = attributes.get("gen_ai.response.finish_reasons")
+    if value is None and "llm.finish_reason" not in attributes:
+        return []
+    value = json_value(value)
     if value is None:
         value = attributes.get("llm.finish_reason")
     values = value if isinstance(value, list) else [value]
@@ -286,8 +366,8 @@ def _semconv(attributes: Mapping[str, object], channel: Channel) -> _Reading:
     """``gen_ai.input.messages`` / ``gen_ai.output.messages`` in ``parts`` form."""
     return _Reading(
         channel,
-        input=message_list(attributes.get("gen_ai.input.messages"), "user"),
-        output=message_list(attributes.get("gen_ai.output.messages"), "assistant"),
+        message_list(attributes.get("gen_ai.input.messages"), "user"),
+        message_list(attributes.get("gen_ai.output.messages"), "assistant"),
     )
 
 
@@ -308,6 +388,27 @@ def _pydantic_all_messages(attributes: Mapping[str, object]) -> _Reading:
         input=Side(side.messages[:cut], side.missing),
         output=Side(side.messages[cut:], side.missing) if cut < len(side.messages) else None,
     )
+
+
+_RECORD_NAMES = frozenset(
+    {*MESSAGE_EVENTS, CHOICE, "gen_ai.content.prompt", "gen_ai.content.completion"}
+)
+"""The names of the records :func:`_per_message` reads."""
+
+
+def _log_records(logs: Iterable[LogRow]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The log records :func:`_per_message` reads, as (name, payload)."""
+    for log in logs:
+        if log.event_name in _RECORD_NAMES:
+            yield log.event_name, log_payload(log.body)
+
+
+def _event_records(events: Iterable[Mapping[str, object]]) -> Iterator[tuple[str, Any]]:
+    """The span events :func:`_per_message` reads, as (name, body)."""
+    for event in events:
+        name = event.get("name")
+        if isinstance(name, str) and name in _RECORD_NAMES:
+            yield name, event_record(event)[1]
 
 
 def _per_message(channel: Channel, records: Iterable[tuple[str | None, Any]]) -> _Reading:
@@ -415,13 +516,18 @@ def _system_instructions(sources: Iterable[Mapping[str, object]]) -> tuple[str |
     return None, False
 
 
-def _tool_definitions(sources: Sequence[Mapping[str, object]]) -> tuple[str, ...]:
-    """Each tool definition offered to the model as JSON text."""
+def _tool_definitions(
+    sources: Sequence[Mapping[str, object]], *, flattened: bool = True
+) -> tuple[str, ...]:
+    """Each tool definition offered to the model as JSON text. ``flattened``: whether
+    the first source (the span's attributes) has flattened attributes at all."""
     for attributes in sources:
         decoded = json_value(attributes.get("gen_ai.tool.definitions"))
         if isinstance(decoded, list):
             return tuple(text for text in map(json_text, decoded) if text is not None)
-    for attributes in sources:
+    for index, attributes in enumerate(sources):
+        if index == 0 and not flattened:
+            continue
         found = openinference_tool_definitions(attributes) or openllmetry_tool_definitions(
             attributes
         )

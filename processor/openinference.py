@@ -48,11 +48,13 @@ def nest(attributes: Mapping[str, object], prefix: str) -> list[Any]:
     dictionary keys. A key that is both a leaf and the parent of other keys keeps the
     parent. Returns ``[]`` when no key starts with ``prefix.``.
     """
-    tree: dict[str, Any] = {}
     start = prefix + "."
-    for key, value in attributes.items():
-        if not key.startswith(start):
-            continue
+    keys = [key for key in attributes if key.startswith(start)]
+    if not keys:
+        return []
+    tree: dict[str, Any] = {}
+    for key in keys:
+        value = attributes[key]
         *path, leaf = key[len(start) :].split(".")
         node = tree
         for segment in path:
