@@ -83,8 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
                        help="Request bytes that may wait for commit before clients are told "
                             "to retry (default 268435456 = 256 MiB).")
     serve.add_argument("--decode-workers", type=int, metavar="N",
-                       help="Processes decoding requests in parallel (default 2; 0 decodes on "
-                            "a thread of the collector process).")
+                       help="Processes decoding spooled requests in parallel (default 0: a "
+                            "thread of the collector process; raise it on machines with "
+                            "more than 2 cores).")
     serve.add_argument("--process-every", dest="process_every_seconds", type=float,
                        metavar="SECONDS",
                        help="Also rebuild conversations and the failure map this often, and "

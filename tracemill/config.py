@@ -82,11 +82,11 @@ class Settings(BaseModel):
         "(what is left is stored at the next start).",
     )
     decode_workers: int = Field(
-        default=2,
+        default=0,
         ge=0,
         le=64,
-        description="Processes that decode requests in parallel (0: one thread of the "
-        "collector process).",
+        description="Processes that decode spooled requests in parallel (0: one thread of "
+        "the collector process, which measured as fast and ~350 MiB lighter on 2 cores).",
     )
     retry_after_seconds: int = Field(
         default=1, ge=1, le=300, description="Retry delay suggested to clients under back-pressure."

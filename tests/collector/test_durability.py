@@ -86,7 +86,7 @@ def test_sigkill_loses_nothing_acknowledged(serve: Serve, tmp_path: Path) -> Non
     db = tmp_path / "kill.duckdb"
     acked: set[str] = set()
     for _ in range(3):
-        server = serve(db)
+        server = serve(db, "--decode-workers", "2")
         stop = threading.Event()
         senders = [threading.Thread(target=_sender, args=(server.grpc, acked, stop))
                    for _ in range(4)]
