@@ -14,7 +14,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import duckdb
@@ -22,10 +22,10 @@ import orjson
 import pyarrow as pa
 
 from processor.assemble import VERSION_SOURCES, assemble
-from processor.axes import situate
+from processor.axes import Situation, situate
 from processor.failure_map import Cell, Periods, build_map, store_map
-from processor.outcomes import Label, decide, unread_scores
-from processor.records import LogRow, SpanRow
+from processor.outcomes import Evaluation, Label, decide, unread_scores
+from processor.records import LogRow, SpanRow, Step
 from tracemill.store import Store, load_sql
 from tracemill.workers import worker_pool
 
@@ -136,6 +136,16 @@ def _write_chunk(cursor: duckdb.DuckDBPyConnection, records: list[dict[str, Any]
         cursor.unregister("new_conversations")
 
 
+_STEP_FIELDS = tuple(field.name for field in fields(Step))
+_EVALUATION_FIELDS = tuple(field.name for field in fields(Evaluation))
+_SITUATION_FIELDS = tuple(field.name for field in fields(Situation))
+
+
+def _fields(record: object, names: tuple[str, ...]) -> dict[str, Any]:
+    """A flat record's fields as a dict (dataclasses.asdict deep-copies; these are flat)."""
+    return {name: getattr(record, name) for name in names}
+
+
 def _conversation_row(conversation_id: str, spans: list[SpanRow],
                       logs: dict[str, list[LogRow]], labels: list[Label],
                       options: ProcessOptions, now: int) -> dict[str, Any]:
@@ -159,7 +169,8 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
         "user_turns": list(conversation.user_turns),
         "assistant_turns": list(conversation.assistant_turns),
         "final_reply": conversation.final_reply,
-        "steps": orjson.dumps([asdict(step) for step in conversation.steps]).decode(),
+        "steps": orjson.dumps([_fields(step, _STEP_FIELDS)
+                               for step in conversation.steps]).decode(),
         "errors": list(conversation.errors),
         "input_tokens": conversation.input_tokens,
         "output_tokens": conversation.output_tokens,
@@ -173,9 +184,10 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
         "reward": outcome.reward,
         "outcome_source": outcome.source,
         "labeled_by": outcome.labeled_by,
-        "evaluations": orjson.dumps([asdict(e) for e in outcome.evaluations]).decode(),
+        "evaluations": orjson.dumps([_fields(e, _EVALUATION_FIELDS)
+                                     for e in outcome.evaluations]).decode(),
         "failure_class": outcome.failure_class,
-        **asdict(situation),
+        **_fields(situation, _SITUATION_FIELDS),
         "score_attributes": unread_scores(spans, options.reward_keys),
         "processed_unix_nano": now,
     }
