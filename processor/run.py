@@ -33,6 +33,10 @@ log = logging.getLogger("tracemill.processor")
 
 CHUNK = 5_000
 """Conversations rebuilt per round trip."""
+CATALOG_REFRESH = 0.05
+"""The tool catalog (schemas, exemplars) is rebuilt when at least this share of the
+conversations was rebuilt (and whenever it is empty): it rescans every step, and a few
+new conversations barely change it."""
 
 
 @dataclass(frozen=True)
@@ -278,9 +282,12 @@ def process(store: Store, options: ProcessOptions | None = None,
             cursor.execute("UPDATE processor_state SET spans_watermark = ?, "
                            "logs_watermark = ?, labels_watermark = ?, options = ?",
                            [*marks, fingerprint])
-            cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
-            cursor.execute(load_sql("processor", "tool_exemplars.sql"))
-            phases.mark("tool_catalog")
+            stored = cursor.execute("SELECT count(*) FROM conversations").fetchone()
+            empty = cursor.execute("SELECT count(*) = 0 FROM tool_schemas").fetchone()
+            if (empty and empty[0]) or rebuilt >= CATALOG_REFRESH * int(stored[0] if stored else 0):
+                cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
+                cursor.execute(load_sql("processor", "tool_exemplars.sql"))
+                phases.mark("tool_catalog")
         periods, cells = build_map(cursor, options.exploration)
         store_map(cursor, periods, cells)
         phases.mark("failure_map")

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import math
-from functools import lru_cache
+
+import numpy as np
 
 Z95 = 1.959963984540054
 
@@ -40,24 +41,25 @@ def newcombe(f1: int, n1: int, f2: int, n2: int, z: float = Z95) -> tuple[float,
     return max(-1.0, lower), min(1.0, upper)
 
 
-@lru_cache(maxsize=4096)
-def _log_comb(n: int, k: int) -> float:
-    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
-
-
 def fisher_exact(a: int, b: int, c: int, d: int) -> float:
-    """Two-sided p-value of Fisher's exact test for the table [[a, b], [c, d]]."""
+    """Two-sided p-value of Fisher's exact test for the table [[a, b], [c, d]].
+
+    The hypergeometric probabilities of every table with the same margins are built from
+    the ratio of successive terms (vectorised), so large tables cost milliseconds.
+    """
     row1, row2, col1 = a + b, c + d, a + c
-    total = row1 + row2
-    if total == 0:
+    if row1 + row2 == 0:
         return 1.0
     low, high = max(0, col1 - row2), min(col1, row1)
-
-    def log_p(x: int) -> float:
-        return _log_comb(row1, x) + _log_comb(row2, col1 - x) - _log_comb(total, col1)
-
-    observed = log_p(a)
-    slack = 1e-7  # relative tolerance for ties, as R and SciPy use
-    p = sum(math.exp(log_p(x)) for x in range(low, high + 1)
-            if log_p(x) <= observed + slack)
-    return min(1.0, p)
+    if low == high:
+        return 1.0
+    x = np.arange(low, high, dtype=np.float64)
+    steps = (np.log((row1 - x) * (col1 - x))
+             - np.log((x + 1) * (row2 - col1 + x + 1)))
+    logs = np.concatenate(([0.0], np.cumsum(steps)))
+    top = logs.max()
+    weights = np.exp(logs - top)
+    observed = logs[a - low]
+    slack = 1e-7 * max(1.0, abs(observed))  # ties within rounding count, as R and SciPy do
+    p = weights[logs <= observed + slack].sum() / weights.sum()
+    return float(min(1.0, p))

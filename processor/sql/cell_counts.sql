@@ -1,7 +1,7 @@
 -- Counts per cell (a pair of coordinates on two axes, axis_a < axis_b) and period, from
 -- the temp table conversation_periods (periods.sql).
 WITH cells AS (
-    SELECT period, outcome, unnest([
+    SELECT period, outcome, n, unnest([
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'policy_rule', 'value_b': policy_rule},
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'tool', 'value_b': tool},
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'tool_condition', 'value_b': tool_condition},
@@ -22,11 +22,14 @@ WITH cells AS (
 )
 SELECT
     cell.axis_a, cell.value_a, cell.axis_b, cell.value_b,
-    count(*) AS conversations,
-    count(outcome) FILTER (WHERE period = 'latest') AS graded_latest,
-    count(*) FILTER (WHERE period = 'latest' AND outcome = 'fail') AS failed_latest,
-    count(outcome) FILTER (WHERE period = 'previous') AS graded_previous,
-    count(*) FILTER (WHERE period = 'previous' AND outcome = 'fail') AS failed_previous
+    sum(n) AS conversations,
+    coalesce(sum(n) FILTER (WHERE period = 'latest' AND outcome IS NOT NULL), 0)
+        AS graded_latest,
+    coalesce(sum(n) FILTER (WHERE period = 'latest' AND outcome = 'fail'), 0) AS failed_latest,
+    coalesce(sum(n) FILTER (WHERE period = 'previous' AND outcome IS NOT NULL), 0)
+        AS graded_previous,
+    coalesce(sum(n) FILTER (WHERE period = 'previous' AND outcome = 'fail'), 0)
+        AS failed_previous
 FROM cells
 GROUP BY ALL
 ORDER BY 1, 2, 3, 4;

@@ -1,7 +1,7 @@
 -- Counts per single coordinate (axis, value) and period, from the temp table
 -- conversation_periods (periods.sql).
 WITH coordinates AS (
-    SELECT period, outcome, unnest([
+    SELECT period, outcome, n, unnest([
         {'axis': 'history', 'value': history},
         {'axis': 'policy_rule', 'value': policy_rule},
         {'axis': 'tool', 'value': tool},
@@ -13,11 +13,14 @@ WITH coordinates AS (
 )
 SELECT
     coordinate.axis, coordinate.value,
-    count(*) AS conversations,
-    count(outcome) FILTER (WHERE period = 'latest') AS graded_latest,
-    count(*) FILTER (WHERE period = 'latest' AND outcome = 'fail') AS failed_latest,
-    count(outcome) FILTER (WHERE period = 'previous') AS graded_previous,
-    count(*) FILTER (WHERE period = 'previous' AND outcome = 'fail') AS failed_previous
+    sum(n) AS conversations,
+    coalesce(sum(n) FILTER (WHERE period = 'latest' AND outcome IS NOT NULL), 0)
+        AS graded_latest,
+    coalesce(sum(n) FILTER (WHERE period = 'latest' AND outcome = 'fail'), 0) AS failed_latest,
+    coalesce(sum(n) FILTER (WHERE period = 'previous' AND outcome IS NOT NULL), 0)
+        AS graded_previous,
+    coalesce(sum(n) FILTER (WHERE period = 'previous' AND outcome = 'fail'), 0)
+        AS failed_previous
 FROM coordinates
 GROUP BY ALL
 ORDER BY 1, 2;
