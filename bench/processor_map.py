@@ -41,6 +41,9 @@ from tests.support.synthetic import scaled_stream
 from tracemill.config import Settings
 from tracemill.store import open_store
 
+MEMORY = Settings().db_memory_limit
+"""DuckDB's memory limit, as the command line sets it."""
+
 
 class PeakRss:
     """Samples this process's RSS every 50 ms."""
@@ -111,7 +114,7 @@ def run_once(base: Path, held: list[bytes], work: Path) -> dict[str, float]:
         path.unlink(missing_ok=True)
     shutil.rmtree(spool_folder(db), ignore_errors=True)
     shutil.copy(base, db)
-    store = open_store(db)
+    store = open_store(db, memory_limit=MEMORY)
     started = time.perf_counter()
     spans, _ = store.query("SELECT count(*), sum(length(attributes)) FROM spans")[0]
     scan = time.perf_counter() - started
@@ -120,7 +123,7 @@ def run_once(base: Path, held: list[bytes], work: Path) -> dict[str, float]:
     store.close()
     full = result.seconds
     _store_requests(db, held)
-    store = open_store(db)
+    store = open_store(db, memory_limit=MEMORY)
     incremental = process(store)
     store.close()
     return {"spans": spans, "conversations": result.conversations_rebuilt, "scan_s": scan,
