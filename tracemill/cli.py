@@ -201,13 +201,20 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         return 130
 
 
+def _open(settings: Settings, **options: Any) -> Any:
+    """Open the configured store with the configured DuckDB limits."""
+    from tracemill.store import open_store
+
+    return open_store(settings.db, memory_limit=settings.db_memory_limit,
+                      checkpoint_threshold=settings.db_checkpoint_threshold, **options)
+
+
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
     from collector.server import Collector, run_forever
     from processor.background import PeriodicProcessor
     from processor.report import stored_map_json
-    from tracemill.store import open_store
 
-    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    store = _open(settings)
 
     def current_map() -> str:
         cursor = store.cursor()
@@ -234,9 +241,8 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from collector.ingest import ingest_file
     from collector.metrics import Metrics
     from collector.pipeline import Pipeline
-    from tracemill.store import open_store
 
-    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    store = _open(settings)
     reports = []
     try:
         pipeline = Pipeline(settings, store, Metrics())
@@ -277,10 +283,9 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
 
 def _stats(args: argparse.Namespace, settings: Settings) -> int:
     from collector.stats import StoreStats, store_stats
-    from tracemill.store import open_store
 
     try:
-        store = open_store(settings.db, read_only=True, memory_limit=settings.db_memory_limit)
+        store = _open(settings, read_only=True)
     except StoreLockedError as locked:
         data = _from_collector(settings, "/stats", locked)
         stats = StoreStats(**data)
@@ -343,10 +348,9 @@ def _options(settings: Settings) -> Any:
 
 def _processed(settings: Settings) -> tuple[Any, Any]:
     from processor.run import process
-    from tracemill.store import open_store
 
     try:
-        store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+        store = _open(settings)
     except StoreLockedError as locked:
         raise StoreLockedError(
             locked.path, locked.pid,
@@ -479,10 +483,9 @@ def _report(args: argparse.Namespace, settings: Settings) -> int:
 
 def _label(args: argparse.Namespace, settings: Settings) -> int:
     from processor.labels import read_labels, store_labels
-    from tracemill.store import open_store
 
     labels = read_labels(args.file, args.by)
-    store = open_store(settings.db, memory_limit=settings.db_memory_limit)
+    store = _open(settings)
     try:
         count = store_labels(store, labels, args.file)
     finally:
@@ -492,9 +495,8 @@ def _label(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    from tracemill.store import open_store
 
-    store = open_store(settings.db, migrate=False, memory_limit=settings.db_memory_limit)
+    store = _open(settings, migrate=False)
     try:
         applied = store.migrate()
         versions = store.schema_versions()

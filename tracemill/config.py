@@ -36,6 +36,13 @@ class Settings(BaseModel):
         description="Most memory DuckDB may use for its buffers (e.g. 512MB, 2GB); larger "
         "work spills to disk.",
     )
+    db_checkpoint_threshold: str = Field(
+        default="1GB",
+        pattern=r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$",
+        description="Write-ahead log size that triggers a DuckDB checkpoint. DuckDB's 16MB "
+        "default made each collector commit re-checkpoint: 20k-row groups stalled 1-13 s "
+        "and the file grew 1.6x; at 1GB the same load took 30-40% less time.",
+    )
     grpc_address: str = Field(
         default="127.0.0.1:4317",
         description="host:port of the OTLP/gRPC receiver (port 0 picks a free port).",

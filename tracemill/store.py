@@ -165,7 +165,8 @@ class Store:
 
 
 def open_store(path: Path, *, read_only: bool = False, migrate: bool = True,
-               memory_limit: str | None = None) -> Store:
+               memory_limit: str | None = None,
+               checkpoint_threshold: str | None = None) -> Store:
     """Open (creating if needed) the DuckDB file at ``path`` and bring its schema up to date.
 
     Raises StoreLockedError when another process holds the file, StoreError when the file
@@ -180,8 +181,11 @@ def open_store(path: Path, *, read_only: bool = False, migrate: bool = True,
     if not read_only and path.parent and not path.parent.exists():
         raise StoreError(f"the folder {path.parent} for the store {path} does not exist")
     try:
-        config: dict[str, str | bool | int | float | list[str]] = (
-            {"memory_limit": memory_limit} if memory_limit else {})
+        config: dict[str, str | bool | int | float | list[str]] = {}
+        if memory_limit:
+            config["memory_limit"] = memory_limit
+        if checkpoint_threshold and not read_only:
+            config["checkpoint_threshold"] = checkpoint_threshold
         connection = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
         text = str(exc)
