@@ -26,15 +26,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Mapping
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Any
 
 import openai
 import pytest
-from openinference.instrumentation import TraceConfig
-from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
-from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
 from opentelemetry.trace import Tracer
 from pydantic_ai import Agent, ModelRetry
 from pydantic_ai.capabilities import Instrumentation
@@ -49,7 +45,6 @@ from tests.conftest import RunningCollector
 from tests.support.instrumented import (
     CALL_ID,
     FINAL_TEXT,
-    GENAI_LATEST,
     REQUEST_MODEL,
     RESPONSE_MODEL,
     SYSTEM_PROMPT,
@@ -63,10 +58,7 @@ from tests.support.instrumented import (
     Telemetry,
     clean_genai_environment,
     get_weather,
-    instrumented,
-    latch_semconv_opt_in,
-    openai_v2_instrumentor,
-    restore_openllmetry_config,
+    instrument_openai,
     run_weather_agent,
     run_weather_conversation,
     telemetry_for,
@@ -186,39 +178,6 @@ def weather_step(*, arguments: str | None = ARGUMENTS, result: str | None = CLIE
 # --------------------------------------------------------------------------- openai client
 
 
-def instrumentation(
-    mode: str, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
-) -> AbstractContextManager[None]:
-    """Instrument the ``openai`` client with one library in one mode."""
-    providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
-    logs = {**providers, "logger_provider": telemetry.logger_provider}
-    if mode.startswith("openinference"):
-        config = {
-            "openinference": TraceConfig(),
-            "openinference-genai-semconv": TraceConfig(enable_genai_semconv=True),
-            "openinference-hidden": TraceConfig(hide_inputs=True, hide_outputs=True),
-        }[mode]
-        return instrumented(OpenInferenceInstrumentor(), config=config, **providers)
-    if mode.startswith("openai-v2"):
-        legacy = mode.startswith("openai-v2-legacy")
-        latch_semconv_opt_in(monkeypatch, None if legacy else GENAI_LATEST)
-        capture = {
-            "openai-v2-legacy-logs": "true",
-            "openai-v2-legacy-logs-no-content": "false",
-            "openai-v2-span-only": "span_only",
-            "openai-v2-event-only": "event_only",
-            "openai-v2-no-content": None,
-        }[mode]
-        if capture is not None:
-            monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", capture)
-        return instrumented(openai_v2_instrumentor(), **logs)
-    assert mode.startswith("openllmetry"), mode
-    restore_openllmetry_config(monkeypatch)
-    if mode == "openllmetry-no-content":
-        monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
-    instrumentor = OpenLLMetryInstrumentor(use_attributes=mode != "openllmetry-log-records")
-    # OpenLLMetry 0.62.4's uninstrument() leaves its wrappers (see tests/collector).
-    return instrumented(instrumentor, leaves_wrappers=True, **logs)
 
 
 @dataclass(frozen=True)
@@ -264,7 +223,7 @@ def converse_in_session(
     the trace id."""
     tracer = telemetry.tracer_provider.get_tracer("tests.weather_session")
     with (
-        instrumentation(mode, telemetry, monkeypatch),
+        instrument_openai(mode, telemetry, monkeypatch),
         OpenAILoopback(script=weather_script()) as srv,
         tracer.start_as_current_span(
             "weather session", attributes={"gen_ai.conversation.id": conversation_id}
@@ -353,7 +312,7 @@ def test_calls_without_a_conversation_id_are_one_conversation_per_trace(
     """The bare client makes one trace per call and names no conversation: each call is a
     conversation of its own, named by its trace id, holding the history it was sent."""
     with (
-        instrumentation("openinference", telemetry, monkeypatch),
+        instrument_openai("openinference", telemetry, monkeypatch),
         OpenAILoopback(script=weather_script()) as srv,
     ):
         run_weather_conversation(srv)
@@ -699,7 +658,7 @@ def test_one_conversation_across_traces(
     conversation_id = f"chat-{key}"
     attributes = {key: conversation_id, "gen_ai.agent.version": AGENT_VERSION}
     with (
-        instrumentation("openai-v2-span-only", telemetry, monkeypatch),
+        instrument_openai("openai-v2-span-only", telemetry, monkeypatch),
         OpenAILoopback(script=two_turn_script()) as srv,
         openai.OpenAI(base_url=srv.base_url, api_key="sk-loopback", max_retries=0) as client,
     ):
@@ -743,7 +702,7 @@ def test_spans_without_a_conversation_id_group_by_trace(
     trace id, and a loop run inside one span of the caller is one conversation."""
     tracer = telemetry.tracer_provider.get_tracer("tests.weather_loop")
     with (
-        instrumentation("openai-v2-span-only", telemetry, monkeypatch),
+        instrument_openai("openai-v2-span-only", telemetry, monkeypatch),
         OpenAILoopback(script=two_turn_script() + two_turn_script()) as srv,
         openai.OpenAI(base_url=srv.base_url, api_key="sk-loopback", max_retries=0) as client,
     ):

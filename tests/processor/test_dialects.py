@@ -19,14 +19,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
-from openinference.instrumentation import TraceConfig
-from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
-from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
 from processor.dialects import read_span, span_kind
@@ -34,7 +29,6 @@ from processor.records import LogRow, Message, SpanContent, SpanRow, ToolCall
 from tests.support.instrumented import (
     CALL_ID,
     FINAL_TEXT,
-    GENAI_LATEST,
     SYSTEM_PROMPT,
     TOOL_ARGUMENTS,
     TOOL_NAME,
@@ -43,10 +37,7 @@ from tests.support.instrumented import (
     CollectorServer,
     Telemetry,
     clean_genai_environment,
-    instrumented,
-    latch_semconv_opt_in,
-    openai_v2_instrumentor,
-    restore_openllmetry_config,
+    instrument_openai,
     run_weather_agent,
     run_weather_conversation,
     telemetry_for,
@@ -72,39 +63,6 @@ def telemetry(collector_server: CollectorServer) -> Iterator[Telemetry]:
 # --------------------------------------------------------------------------- end to end
 
 
-def instrumentation(
-    mode: str, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
-) -> AbstractContextManager[None]:
-    """Instrument the ``openai`` client with one library in one mode."""
-    providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
-    logs = {**providers, "logger_provider": telemetry.logger_provider}
-    if mode.startswith("openinference"):
-        config = {
-            "openinference": TraceConfig(),
-            "openinference-hidden": TraceConfig(hide_inputs=True, hide_outputs=True),
-            "openinference-hidden-text": TraceConfig(hide_input_text=True, hide_output_text=True),
-            "openinference-genai-semconv": TraceConfig(enable_genai_semconv=True),
-        }[mode]
-        return instrumented(OpenInferenceInstrumentor(), config=config, **providers)
-    if mode.startswith("openai-v2"):
-        legacy = mode.startswith("openai-v2-legacy")
-        latch_semconv_opt_in(monkeypatch, None if legacy else GENAI_LATEST)
-        capture = {
-            "openai-v2-legacy-logs": "true",
-            "openai-v2-legacy-logs-no-content": "false",
-            "openai-v2-span-only": "span_only",
-            "openai-v2-event-only": "event_only",
-            "openai-v2-no-content": None,
-        }[mode]
-        if capture is not None:
-            monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", capture)
-        return instrumented(openai_v2_instrumentor(), **logs)
-    restore_openllmetry_config(monkeypatch)
-    if mode == "openllmetry-no-content":
-        monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
-    instrumentor = OpenLLMetryInstrumentor(use_attributes=mode != "openllmetry-log-records")
-    # OpenLLMetry 0.62.4's uninstrument() leaves its wrappers (see tests/collector).
-    return instrumented(instrumentor, leaves_wrappers=True, **logs)
 
 
 def converse(
@@ -117,7 +75,7 @@ def converse(
 ) -> list[tuple[SpanRow, SpanContent]]:
     """Run the weather conversation under ``mode``; every stored span, read."""
     with (
-        instrumentation(mode, telemetry, monkeypatch),
+        instrument_openai(mode, telemetry, monkeypatch),
         OpenAILoopback(script=weather_script()) as srv,
     ):
         run_weather_conversation(srv, stream=stream)

@@ -28,13 +28,15 @@ import sys
 import uuid
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import openai
 import pytest
 import wrapt
+from openinference.instrumentation import TraceConfig
+from openinference.instrumentation.openai import OpenAIInstrumentor as OpenInferenceInstrumentor
 from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter as GrpcLogExporter
 from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
     OTLPSpanExporter as GrpcSpanExporter,
@@ -45,6 +47,7 @@ from opentelemetry.exporter.otlp.proto.http.trace_exporter import (
 )
 from opentelemetry.instrumentation._semconv import _OpenTelemetrySemanticConventionStability
 from opentelemetry.instrumentation.instrumentor import BaseInstrumentor  # type: ignore[attr-defined]
+from opentelemetry.instrumentation.openai import OpenAIInstrumentor as OpenLLMetryInstrumentor
 from opentelemetry.instrumentation.openai.shared.config import Config as OpenLLMetryConfig
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor
@@ -420,3 +423,45 @@ def instrumented(
     assert leaves_wrappers or not left, (
         f"{type(instrumentor).__name__}.uninstrument() left these wrapped: {left}"
     )
+
+
+def instrument_openai(
+    mode: str, telemetry: Telemetry, monkeypatch: pytest.MonkeyPatch
+) -> AbstractContextManager[None]:
+    """Instrument the ``openai`` client with one library in one mode.
+
+    Modes: openinference, openinference-hidden, openinference-hidden-text,
+    openinference-genai-semconv; openai-v2-legacy-logs, openai-v2-legacy-logs-no-content,
+    openai-v2-span-only, openai-v2-event-only, openai-v2-no-content; openllmetry-attributes,
+    openllmetry-log-records, openllmetry-no-content.
+    """
+    providers: dict[str, Any] = {"tracer_provider": telemetry.tracer_provider}
+    logs = {**providers, "logger_provider": telemetry.logger_provider}
+    if mode.startswith("openinference"):
+        config = {
+            "openinference": TraceConfig(),
+            "openinference-hidden": TraceConfig(hide_inputs=True, hide_outputs=True),
+            "openinference-hidden-text": TraceConfig(hide_input_text=True, hide_output_text=True),
+            "openinference-genai-semconv": TraceConfig(enable_genai_semconv=True),
+        }[mode]
+        return instrumented(OpenInferenceInstrumentor(), config=config, **providers)
+    if mode.startswith("openai-v2"):
+        legacy = mode.startswith("openai-v2-legacy")
+        latch_semconv_opt_in(monkeypatch, None if legacy else GENAI_LATEST)
+        capture = {
+            "openai-v2-legacy-logs": "true",
+            "openai-v2-legacy-logs-no-content": "false",
+            "openai-v2-span-only": "span_only",
+            "openai-v2-event-only": "event_only",
+            "openai-v2-no-content": None,
+        }[mode]
+        if capture is not None:
+            monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", capture)
+        return instrumented(openai_v2_instrumentor(), **logs)
+    assert mode.startswith("openllmetry"), mode
+    restore_openllmetry_config(monkeypatch)
+    if mode == "openllmetry-no-content":
+        monkeypatch.setenv("TRACELOOP_TRACE_CONTENT", "false")
+    instrumentor = OpenLLMetryInstrumentor(use_attributes=mode != "openllmetry-log-records")
+    # OpenLLMetry 0.62.4's uninstrument() leaves its wrappers (see tests/collector).
+    return instrumented(instrumentor, leaves_wrappers=True, **logs)
