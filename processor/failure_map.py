@@ -232,14 +232,15 @@ def build_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
     periods = choose_periods(cursor, baseline)
     cursor.execute(load_sql("processor", "periods.sql"), [
         periods.mode, periods.latest, periods.previous, periods.split_unix_nano])
-    singles: dict[tuple[str, str], tuple[int, Counts]] = {
-        (axis, value): (count, (g_now, f_now, g_before, f_before))
-        for axis, value, count, g_now, f_now, g_before, f_before in cursor.execute(
-            load_sql("processor", "single_counts.sql")).fetchall()}
-    pairs: dict[tuple[str, str, str, str], tuple[int, Counts]] = {
-        (axis_a, value_a, axis_b, value_b): (count, (g_now, f_now, g_before, f_before))
-        for axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before
-        in cursor.execute(load_sql("processor", "cell_counts.sql")).fetchall()}
+    singles: dict[tuple[str, str], tuple[int, Counts]] = {}
+    pairs: dict[tuple[str, str, str, str], tuple[int, Counts]] = {}
+    for axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before in \
+            cursor.execute(load_sql("processor", "cell_counts.sql")).fetchall():
+        counts = (g_now, f_now, g_before, f_before)
+        if axis_b == ANY:
+            singles[(axis_a, value_a)] = (count, counts)
+        else:
+            pairs[(axis_a, value_a, axis_b, value_b)] = (count, counts)
     totals = [0, 0, 0, 0]
     first_axis = min((axis for axis, _ in singles), default=None)
     for (axis, _), (_, counts) in singles.items():

@@ -1,5 +1,6 @@
--- Counts per cell (a pair of coordinates on two axes, axis_a < axis_b) and period, from
--- the temp table conversation_periods (periods.sql).
+-- Counts per cell and period, from the temp table conversation_periods (periods.sql):
+-- pairs of coordinates on two axes (axis_a < axis_b), and single coordinates written with
+-- '*' as their second axis and value.
 WITH cells AS (
     SELECT period, outcome, n, unnest([
         {'axis_a': 'history', 'value_a': history, 'axis_b': 'policy_rule', 'value_b': policy_rule},
@@ -16,7 +17,13 @@ WITH cells AS (
         {'axis_a': 'tool', 'value_a': tool, 'axis_b': 'world_state', 'value_b': world_state},
         {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': 'user_stance', 'value_b': user_stance},
         {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': 'world_state', 'value_b': world_state},
-        {'axis_a': 'user_stance', 'value_a': user_stance, 'axis_b': 'world_state', 'value_b': world_state}
+        {'axis_a': 'user_stance', 'value_a': user_stance, 'axis_b': 'world_state', 'value_b': world_state},
+        {'axis_a': 'history', 'value_a': history, 'axis_b': '*', 'value_b': '*'},
+        {'axis_a': 'policy_rule', 'value_a': policy_rule, 'axis_b': '*', 'value_b': '*'},
+        {'axis_a': 'tool', 'value_a': tool, 'axis_b': '*', 'value_b': '*'},
+        {'axis_a': 'tool_condition', 'value_a': tool_condition, 'axis_b': '*', 'value_b': '*'},
+        {'axis_a': 'user_stance', 'value_a': user_stance, 'axis_b': '*', 'value_b': '*'},
+        {'axis_a': 'world_state', 'value_a': world_state, 'axis_b': '*', 'value_b': '*'}
     ]) AS cell
     FROM conversation_periods
 )

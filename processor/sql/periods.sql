@@ -1,5 +1,5 @@
 -- How many conversations share each combination of period, outcome and six coordinates,
--- for cell_counts.sql and single_counts.sql (grouping first keeps their unnests small).
+-- for cell_counts.sql (grouping first keeps its unnest small).
 -- $1 is the mode: 'versions' compares model version $2 (latest) with $3 (previous);
 -- 'halves' compares conversations starting at or after $4 with those before (one version).
 CREATE OR REPLACE TEMP TABLE conversation_periods AS
