@@ -205,7 +205,9 @@ class CollectorThread:
         return self.bound
 
     def stop(self) -> None:
-        """Stop serving and commit everything; the store stays open."""
+        """Stop serving and commit everything; the store stays open. Safe to call twice."""
+        if self._loop.is_closed():
+            return
         future = asyncio.run_coroutine_threadsafe(self.collector.stop(), self._loop)
         future.result(timeout=60)
         self._loop.call_soon_threadsafe(self._loop.stop)

@@ -1,6 +1,7 @@
 """``tracemill label FILE``: outcomes attached after the fact, from CSV or JSON lines.
 
-Each row names its target with ``conversation_id`` or ``trace_id``, its verdict with
+Each row names its target with ``conversation_id``, ``trace_id`` or (for a generated
+conversation, to measure a judge) ``rollout_id``, its verdict with
 ``passed`` (true/false, pass/fail, 1/0) and/or ``reward`` (a number, compared with the pass
 threshold), and who made it: ``kind`` (human, program or model; default human) and
 ``labeled_by`` (required, or given once with ``--by``). ``note`` is optional. A file with
@@ -31,7 +32,7 @@ class LabelRow:
     """One label to store."""
 
     target: str
-    """Conversation id or trace id."""
+    """Conversation id, trace id or rollout id."""
     passed: bool | None
     """The verdict, when given."""
     reward: float | None
@@ -87,7 +88,7 @@ def read_labels(path: Path, default_by: str | None = None) -> list[LabelRow]:
     problems: list[str] = []
     for number, row in _rows(path):
         where = f"{path}:{number}"
-        target = row.get("conversation_id") or row.get("trace_id")
+        target = row.get("conversation_id") or row.get("trace_id") or row.get("rollout_id")
         kind = (row.get("kind") or "human").strip().lower()
         by = row.get("labeled_by") or default_by
         try:
@@ -98,7 +99,7 @@ def read_labels(path: Path, default_by: str | None = None) -> list[LabelRow]:
             problems.append(f"{where}: {exc}")
             continue
         if not target:
-            problems.append(f"{where}: needs conversation_id or trace_id")
+            problems.append(f"{where}: needs conversation_id, trace_id or rollout_id")
         elif passed is None and reward is None:
             problems.append(f"{where}: needs passed or reward")
         elif kind not in KINDS:

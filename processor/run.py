@@ -26,6 +26,7 @@ from processor.axes import Situation, situate
 from processor.failure_map import Cell, Periods, build_map, store_map
 from processor.outcomes import Evaluation, Label, decide, unread_scores
 from processor.records import LogRow, SpanRow, Step
+from tracemill.config import Settings
 from tracemill.store import Store, load_sql
 from tracemill.workers import worker_pool
 
@@ -51,6 +52,13 @@ class ProcessOptions:
     """Where the model version comes from, in order of precedence."""
     exploration: float = 0.2
     """Share of a generation budget kept for cells that do not fail."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProcessOptions:
+        """The options a command's settings ask for."""
+        return cls(reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
+                   version_sources=settings.model_version_sources,
+                   exploration=settings.exploration_share)
 
 
 @dataclass(frozen=True)

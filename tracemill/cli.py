@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from generator.commands import add_commands as add_generator_commands
 from tracemill import __version__
 from tracemill.config import Settings, load_settings, split_address
 from tracemill.errors import StoreError, StoreLockedError, TracemillError
@@ -168,8 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     label = commands.add_parser(
         "label", help="Attach outcomes from a CSV or JSON-lines file.",
-        description="Columns: conversation_id or trace_id; passed and/or reward; kind "
-                    "(human|program|model); labeled_by; note.")
+        description="Columns: conversation_id, trace_id or rollout_id (a generated "
+                    "conversation: human labels on rollouts measure judges, see `tracemill "
+                    "judges`); passed and/or reward; kind (human|program|model); "
+                    "labeled_by; note.")
     _common(label)
     label.add_argument("file", type=Path, metavar="FILE", help="The CSV or .jsonl file.")
     label.add_argument("--by", metavar="NAME",
@@ -181,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Applies the numbered migrations not yet recorded in the store.")
     _common(migrate)
     migrate.set_defaults(handler=_migrate)
+    add_generator_commands(commands, _common)
     return parser
 
 
@@ -193,6 +197,7 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         settings = load_settings(flags, env, args.config)
         configure_logging(settings.log_level, settings.log_format)
         handler: Handler = args.handler
+        args.environ = env  # model API keys, read only by the commands that call models
         return handler(args, settings)
     except TracemillError as exc:
         print(f"tracemill {args.command}: error: {exc}", file=sys.stderr)
@@ -203,10 +208,9 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
 
 def _open(settings: Settings, **options: Any) -> Any:
     """Open the configured store with the configured DuckDB limits."""
-    from tracemill.store import open_store
+    from tracemill.store import open_configured
 
-    return open_store(settings.db, memory_limit=settings.db_memory_limit,
-                      checkpoint_threshold=settings.db_checkpoint_threshold, **options)
+    return open_configured(settings, **options)
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
@@ -340,10 +344,7 @@ def _is_loopback(host: str) -> bool:
 def _options(settings: Settings) -> Any:
     from processor.run import ProcessOptions
 
-    return ProcessOptions(
-        reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
-        version_sources=settings.model_version_sources,
-        exploration=settings.exploration_share)
+    return ProcessOptions.from_settings(settings)
 
 
 def _processed(settings: Settings) -> tuple[Any, Any]:

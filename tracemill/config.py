@@ -119,6 +119,85 @@ class Settings(BaseModel):
         default=0.2, ge=0, le=1,
         description="Share of a generation budget kept for cells that do not fail.",
     )
+    agent: str | None = Field(
+        default=None,
+        description="The agent under test in `generate`: offline[:MISTAKE_RATE], "
+        "python:module:function, openai:MODEL, anthropic:MODEL, ollama:MODEL, "
+        "vllm:MODEL@URL or fireworks:MODEL.",
+    )
+    user_model: str = Field(
+        default="template",
+        description="The simulated person: template (offline, no key) or a model spec.",
+    )
+    writer_model: str | None = Field(
+        default=None,
+        description="A model that paraphrases the asks of failures with no trigger in the "
+        "world (none: asks are re-run with other people, not reworded).",
+    )
+    judge_model: str | None = Field(
+        default=None, description="The model behind `grader = judge`."
+    )
+    grader: str | None = Field(
+        default=None,
+        description="The grader after the conduct checks: python:module:function or judge "
+        "(none: conduct checks only).",
+    )
+    rubric_file: Path | None = Field(
+        default=None, description="A text file with the judge's rubric (none: the default)."
+    )
+    budget: str = Field(
+        default="100",
+        description="Budget of a generation run: 200 (rollouts), '50k tokens' or '$5'.",
+    )
+    seed: int = Field(default=0, description="Seed of a generation run's plan and rollouts.")
+    concurrency: int = Field(
+        default=32, ge=1, le=1024, description="Simulated conversations in flight."
+    )
+    time_limit_seconds: float = Field(
+        default=0.0, ge=0, description="Stop starting rollouts after this long (0: no limit)."
+    )
+    max_turns: int = Field(
+        default=5, ge=1, le=50, description="Most turns of the simulated person per rollout."
+    )
+    fault_rate: float = Field(
+        default=0.1, ge=0, le=1,
+        description="Share of exploration rollouts given a scheduled tool fault; at 0.5 or "
+        "more tool faults are covered pairwise instead of sampled.",
+    )
+    prefer_success: bool = Field(
+        default=True,
+        description="Exploration rows call tools that succeed unless a fault is sampled "
+        "(false: tool conditions enter the covering array).",
+    )
+    guard_share: float = Field(
+        default=0.05, ge=0, le=1,
+        description="Share of a generation budget that re-checks fixed cells.",
+    )
+    tools_file: Path | None = Field(
+        default=None,
+        description="OpenAI-style function schemas (JSON) for the simulated world; they win "
+        "over the schemas inferred from traces.",
+    )
+    prices_file: Path | None = Field(
+        default=None,
+        description="Prices per model (TOML or JSON: {model: {input, output}} in USD per "
+        "million tokens) over the built-in table.",
+    )
+    system_prompt_file: Path | None = Field(
+        default=None, description="The agent's system prompt for model backends."
+    )
+    saturation_window: int = Field(
+        default=250, ge=0,
+        description="Stop a run when this many rollouts in a row add no new pair of axis "
+        "values and no new failure (0: never).",
+    )
+    request_timeout_seconds: float = Field(
+        default=60.0, gt=0, description="Timeout of one model request."
+    )
+    max_retries: int = Field(
+        default=4, ge=0, le=20,
+        description="Retries of a model request on 429, 5xx and timeouts (with backoff).",
+    )
     process_every_seconds: float = Field(
         default=0.0, ge=0,
         description="In `serve`, rebuild conversations and the failure map this often and "

@@ -15,15 +15,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 import psutil
 
 from tracemill.errors import SchemaError, StoreError, StoreLockedError
 
+if TYPE_CHECKING:
+    from tracemill.config import Settings
+
 #: Components whose migrations make up the schema, in the order they are applied.
-COMPONENTS: tuple[str, ...] = ("collector", "processor")
+COMPONENTS: tuple[str, ...] = ("collector", "processor", "generator")
 
 _MIGRATION_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 _LOCK_PID = re.compile(r"PID (\d+)")
@@ -221,3 +224,9 @@ def _describe_process(pid: int | None) -> str | None:
     except (psutil.Error, OSError):
         return None
     return command[:200] or None
+
+
+def open_configured(settings: Settings, **options: Any) -> Store:
+    """Open the store a command's settings name, with their DuckDB limits."""
+    return open_store(settings.db, memory_limit=settings.db_memory_limit,
+                      checkpoint_threshold=settings.db_checkpoint_threshold, **options)

@@ -33,6 +33,14 @@ Layout, so that other providers can be added as siblings:
   ``POST /v1/chat/completions``; an ``AnthropicLoopback`` (``POST /v1/messages``) or an
   ``OllamaLoopback`` (``POST /api/chat``) would be further subclasses playing the same
   script types.
+
+For exercising clients' failure handling and load, two more script types are
+provider-neutral and served the same way by every subclass (see
+:meth:`LoopbackServer._serve_special`): :class:`HangReply` holds the request open without
+answering, then hangs up (client timeouts); :class:`MalformedReply` answers with raw bytes
+(bodies that break the protocol). ``default=`` answers every request after the script
+with the same reply, forever (benchmarks), and :attr:`LoopbackServer.max_in_flight` tells
+how many requests the server was handling at once.
 """
 
 from __future__ import annotations
@@ -51,10 +59,13 @@ from types import TracebackType
 from typing import Any, ClassVar, Self
 
 __all__ = [
+    "DROP_CONNECTION",
     "ErrorReply",
+    "HangReply",
     "IncomingRequest",
     "LoopbackError",
     "LoopbackServer",
+    "MalformedReply",
     "OpenAILoopback",
     "RecordedRequest",
     "RenderedResponse",
@@ -122,6 +133,9 @@ class TextReply:
     """Why generation stopped: ``stop``, ``length`` or ``content_filter``."""
     delay_s: float = 0.0
     """Seconds to wait before answering, to exercise client timeouts."""
+    logprobs: Sequence[float] | None = None
+    """Per-token log probabilities, sent as ``choices[0].logprobs.content`` (one token per
+    value, the text split evenly) when the request asks for ``logprobs``."""
 
 
 @dataclass(frozen=True)
@@ -189,7 +203,32 @@ class ErrorReply:
         )
 
 
-Reply = TextReply | ToolCallReply | ErrorReply
+@dataclass(frozen=True)
+class HangReply:
+    """No answer: the request is held open, then the connection is dropped unanswered.
+
+    It is held for ``seconds`` or until the server closes, whichever comes first, so a
+    client with a shorter timeout gives up first and a test never waits the whole time.
+    """
+
+    seconds: float = 30.0
+    """Most seconds to hold the request."""
+
+
+@dataclass(frozen=True)
+class MalformedReply:
+    """Raw bytes instead of a well-formed answer (truncated JSON, HTML from a proxy, a JSON
+    object missing the fields the protocol requires)."""
+
+    body: bytes
+    """The body, sent as it is."""
+    status: int = 200
+    """HTTP status code."""
+    content_type: str = "application/json"
+    """The ``content-type`` header."""
+
+
+Reply = TextReply | ToolCallReply | ErrorReply | HangReply | MalformedReply
 """One planned answer in a loopback script."""
 
 
@@ -261,13 +300,17 @@ class LoopbackServer:
     returns.
     """
 
-    def __init__(self, script: Iterable[Reply] = (), *, strict: bool = True) -> None:
+    def __init__(
+        self, script: Iterable[Reply] = (), *, strict: bool = True, default: Reply | None = None
+    ) -> None:
         """Create a server that will play ``script``, one reply per request.
 
         Args:
             script: planned replies, served in order.
             strict: if true, leaving the ``with`` block raises :class:`LoopbackError`
                 when anything unplanned happened (see :attr:`problems`).
+            default: if set, the reply to every request after the script has run out, as
+                many times as asked (benchmarks); the script then never runs out.
         """
         self._script: deque[Reply] = deque(script)
         self._strict = strict
@@ -277,6 +320,10 @@ class LoopbackServer:
         self._served = 0
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self._default = default
+        self._in_flight = 0
+        self._max_in_flight = 0
+        self._closing = threading.Event()
 
     # -- lifecycle
 
@@ -284,6 +331,7 @@ class LoopbackServer:
         """Bind to a free port and start serving in a daemon thread."""
         if self._httpd is not None:
             raise RuntimeError(f"{type(self).__name__} is already running at {self.url}")
+        self._closing.clear()
         httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         httpd.loopback = self
         self._httpd = httpd
@@ -297,6 +345,7 @@ class LoopbackServer:
 
     def close(self) -> None:
         """Stop serving and release the port. Safe to call twice."""
+        self._closing.set()  # release held HangReply requests so their threads end
         httpd, thread = self._httpd, self._thread
         self._httpd = self._thread = None
         if httpd is None:
@@ -375,9 +424,46 @@ class LoopbackServer:
         raise NotImplementedError
 
     def _next_reply(self) -> Reply | None:
-        """Take the next scripted reply, or ``None`` if the script is exhausted."""
+        """Take the next scripted reply, else the ``default`` reply, else ``None``."""
         with self._lock:
-            return self._script.popleft() if self._script else None
+            return self._script.popleft() if self._script else self._default
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being handled right now."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most requests handled at the same time so far."""
+        with self._lock:
+            return self._max_in_flight
+
+    def _begin_request(self) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+
+    def _end_request(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _serve_special(self, request: IncomingRequest, reply: Reply) -> RenderedResponse | None:
+        """Serve a provider-neutral :class:`HangReply` or :class:`MalformedReply` (recorded),
+        or return ``None`` for a reply the subclass renders itself."""
+        if isinstance(reply, HangReply):
+            self._record(request.record(reply))
+            self._closing.wait(reply.seconds)
+            return DROP_CONNECTION
+        if isinstance(reply, MalformedReply):
+            self._record(request.record(reply))
+            return RenderedResponse(
+                status=reply.status,
+                headers={"content-type": reply.content_type},
+                body=reply.body,
+            )
+        return None
 
     def _next_sequence_number(self) -> int:
         """A counter for deterministic ids, starting at 1."""
@@ -399,6 +485,9 @@ class _HTTPServer(ThreadingHTTPServer):
     """The stdlib threading server, pointing back at the loopback that owns it."""
 
     daemon_threads = True
+    # The stdlib's listen backlog of 5 drops connections when many clients connect at once
+    # (a benchmark's 32+ requests in flight); the kernel caps this at somaxconn anyway.
+    request_queue_size = 256
     loopback: LoopbackServer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
@@ -437,6 +526,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = json.loads(raw) if raw else None
         except ValueError:
             body = None
+        loopback._begin_request()
         try:
             response = loopback._dispatch(
                 IncomingRequest(
@@ -450,9 +540,14 @@ class _Handler(BaseHTTPRequestHandler):
             _log.exception("loopback dispatch failed")
             loopback._problem(f"{self.command} {path}: loopback raised {exc!r}")
             response = json_response(500, {"error": {"message": repr(exc)}})
+        finally:
+            loopback._end_request()
         self._write(response)
 
     def _write(self, response: RenderedResponse) -> None:
+        if response is DROP_CONNECTION:
+            self.close_connection = True
+            return
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
@@ -471,6 +566,10 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             # The client stopped reading mid-stream, as clients may.
             self.close_connection = True
+
+
+DROP_CONNECTION = RenderedResponse(status=0, headers={}, body=b"")
+"""What :meth:`LoopbackServer._dispatch` returns to hang up without answering."""
 
 
 def json_response(
@@ -535,6 +634,10 @@ class OpenAILoopback(LoopbackServer):
                 "server_error",
             )
 
+        special = self._serve_special(request, reply)
+        if special is not None:
+            return special
+        assert not isinstance(reply, HangReply | MalformedReply)
         if reply.delay_s:
             time.sleep(reply.delay_s)
         seq = self._next_sequence_number()
@@ -557,6 +660,7 @@ class OpenAILoopback(LoopbackServer):
             system_fingerprint=self.SYSTEM_FINGERPRINT,
             reply=reply,
             usage=reply.usage or _estimate_usage(body, reply),
+            want_logprobs=bool(body.get("logprobs")),
         )
         response_headers = {"x-request-id": request_id, "openai-processing-ms": "1"}
         if body.get("stream"):
@@ -584,6 +688,7 @@ class _Completion:
     system_fingerprint: str
     reply: TextReply | ToolCallReply
     usage: Usage
+    want_logprobs: bool = False
 
     def _envelope(self, obj: str) -> dict[str, Any]:
         return {
@@ -638,11 +743,34 @@ class _Completion:
                 {
                     "index": 0,
                     "message": message,
-                    "logprobs": None,
+                    "logprobs": self._logprobs(),
                     "finish_reason": self._finish_reason,
                 }
             ],
             "usage": self._usage(),
+        }
+
+    def _logprobs(self) -> dict[str, Any] | None:
+        if not (self.want_logprobs and isinstance(self.reply, TextReply)):
+            return None
+        values = self.reply.logprobs
+        if values is None:
+            return None
+        text = self.reply.content
+        n = len(values)
+        cuts = [len(text) * i // n for i in range(n + 1)] if n else [0]
+        tokens = [text[cuts[i] : cuts[i + 1]] for i in range(n)]
+        return {
+            "content": [
+                {
+                    "token": token,
+                    "logprob": value,
+                    "bytes": list(token.encode()),
+                    "top_logprobs": [],
+                }
+                for token, value in zip(tokens, values, strict=True)
+            ],
+            "refusal": None,
         }
 
     def chunks(self, *, include_usage: bool) -> Iterator[dict[str, Any]]:

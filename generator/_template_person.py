@@ -1,0 +1,348 @@
+"""The template person's engine: phrase tables rendered through a persona.
+
+Private to :mod:`generator.person` (:class:`~generator.person.TemplatePerson` starts a
+:class:`TemplateSession`). A session renders the goal's ask through the persona, answers
+the agent turn by turn, and is deterministic for the rollout's seed. Replies, in order:
+
+1. with ``contradicts_earlier`` history, the first reply takes back the detail the opening
+   got wrong ("Actually, I meant ORD-4821, not ORD-4827.");
+2. an empty or repeated agent message is unhelpful (patience - 1);
+3. a sentence claiming the thing is done (not negated or hedged), or a handoff to a human,
+   ends the conversation with thanks (``done``);
+4. a confirmation question gets "yes"; a question naming a fact the person holds (its
+   key's words, a few synonyms, or id-ish words such as "number") gets the fact; asked a
+   third time for the same fact, the person loses patience;
+5. a question for something the person does not hold, or an apology / error with no
+   progress, is unhelpful (patience - 1);
+6. for a goal that needs no action (a read tool or none), an informative statement ends
+   the conversation with thanks; anything else gets a short follow-up.
+
+At patience 0 the person leaves with a parting line (``leaves``).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from generator import _person_phrases as P
+from generator.person import PersonTurn, _agent_text, _label
+from generator.records import Message, Persona, PlannedRollout, TokenUsage
+from generator.world import is_id_like, tool_kind
+
+_SLOT = "\x00"  # fact values ride through the texture transforms as \x00<n>\x00
+_CLIP = re.compile(P.CLIPPED_WORDS, re.I)
+_WORD = re.compile(r"(?<![\w\x00])[A-Za-z]{4,}(?![\w\x00])")
+_SENTENCES = re.compile(r"(?<=[.!?\n])\s+")
+_ACTED = (r"(refunded|cancell?ed|canceled|updated|issued|processed|created|booked|changed|"
+          r"reset|submitted|applied|completed|placed|scheduled|sent|removed|deleted|opened|"
+          r"approved|added|credited|reversed|resolved|fixed|confirmed|reserved|renewed)")
+_DONE = re.compile(
+    rf"\b(has|have) been (successfully )?{_ACTED}\b|\bi(?:'ve| have) (now )?(gone ahead|"
+    rf"{_ACTED})\b|\b(is|are) (now )?(complete|done|{_ACTED})\b|\ball (set|done)\b"
+    rf"|\b(was|were|has|have|is|are) already (been )?{_ACTED}\b"
+    r"|\bsuccessfully\b|\banything else (i can|can i)\b|\bdone[.!]")
+_PENDING = re.compile(r"\b(let me|i'll|i will|checking|one moment|looking into|give me a)\b")
+_NEGATED = re.compile(r"\b(not|unable|cannot|failed|error|sorry|unfortunately|couldn't|"
+                      r"can't|haven't|hasn't|wasn't|isn't)\b|\bif\b|\?")
+_HANDOFF = re.compile(r"\b(escalat\w*|human agent|colleague|specialist|supervisor|someone "
+                      r"(from|on) (our|the) team|team will (contact|get back|reach out))\b")
+_CONFIRM = re.compile(r"\b(shall i|should i|would you like me to|do you want me to|want me to|"
+                      r"okay to proceed|ok to proceed|go ahead\?|confirm (that )?you want|"
+                      r"is that (correct|right)|would you like to proceed)\b")
+_REQUEST = re.compile(r"\?|\b(provide|share|give me|tell me|send me|what is|what's|which|"
+                      r"may i have|i need your|please confirm|confirm your|let me know)\b")
+_UNHELPFUL = re.compile(r"\b(sorry|apolog\w*|unfortunately|unable|can't|cannot|couldn't|"
+                        r"could not|not able|error|went wrong|problem|issue|try again later|"
+                        r"failed|not working|isn't working|down right now|timed out)\b")
+_IDISH = re.compile(r"\b(id|number|reference|identifier|account|details|confirmation|code)\b")
+_SYNONYMS = {"amount": ("how much",), "date": ("when",), "address": ("where", "ship"),
+             "reason": ("why",), "email": ("e-mail", "mail"), "name": ("who",),
+             "phone": ("call you", "reach you")}
+_GENERIC = frozenset({"id", "number", "code", "no", "uuid"})
+_PERSONAL = frozenset({"email", "name", "phone", "address", "account", "birthday", "card"})
+
+
+@dataclass(frozen=True)
+class _Piece:
+    text: str
+    keep: bool = False  # stance/history keywords: spared the typos, clipping and expansions
+
+
+class TemplateSession:
+    """One rollout's person, rendered from phrase tables through the persona."""
+
+    def __init__(self, plan: PlannedRollout) -> None:
+        self._persona = persona = plan.persona
+        self._rng = random.Random(f"{plan.seed}:person")  # noqa: S311 (simulation)
+        self._goal = plan.goal
+        self._stance = persona.stance or plan.situation.get("user_stance", "ordinary")
+        self._history = plan.situation.get("history", "fresh")
+        self._patience = max(1, persona.patience)
+        self._facts = {key: value for key, value in plan.goal.facts.items() if value}
+        self._ids = [key for key in self._facts if is_id_like(key, None)]
+        self._told: set[str] = set()
+        self._asked: dict[str, int] = {}
+        self._wrong: tuple[str, str] | None = None
+        self._correct_pending = self._history == "contradicts_earlier"
+        self._last_agent = ""
+        self._read_only = plan.goal.tool is None or tool_kind(plan.goal.tool) == "read"
+
+    async def opening(self) -> PersonTurn:
+        rng, persona = self._rng, self._persona
+        values: list[str] = []
+        slot = _slotter(values)
+        key = (self._ids or list(self._facts))[:1]
+        if self._correct_pending and key:
+            self._wrong = (key[0], _wrong_value(self._facts[key[0]], rng))
+        ask = self._goal.ask.strip()
+        if ask and ask[-1] not in ".!?":
+            ask += "."
+        for name, value in self._facts.items():
+            if value in ask:
+                ask = ask.replace(value, slot(self._said(name)))
+                self._told.add(name)
+        pieces = []
+        if persona.length != "short":
+            pieces.append(_Piece(rng.choice(P.GREETINGS.get(persona.tone, ("",)))))
+        if self._history in P.HISTORY_PHRASES:
+            pieces.append(_Piece(rng.choice(P.HISTORY_PHRASES[self._history]), keep=True))
+        if persona.length == "long":
+            pieces.append(_Piece(rng.choice(P.BACKGROUND)))
+        pieces.append(_Piece(ask))
+        untold = [name for name in self._facts if name not in self._told]
+        chance = {"short": 0.45, "medium": 0.6, "long": 0.85}.get(persona.length, 0.5)
+        must = self._wrong is not None and self._wrong[0] in untold
+        if untold and (must or rng.random() < chance + (0.3 if self._stance == "hurried" else 0)):
+            chosen = untold if persona.length == "long" else (
+                [n for n in untold if n in self._ids] or untold[:1])
+            if persona.length == "short":
+                chosen = chosen[:1]
+            if must and self._wrong and self._wrong[0] not in chosen:
+                chosen.insert(0, self._wrong[0])
+            pieces.append(_Piece(self._facts_sentence(chosen, slot)))
+        if self._stance in P.STANCE_PHRASES:
+            pieces.append(_Piece(rng.choice(P.STANCE_PHRASES[self._stance]), keep=True))
+        if persona.length != "short":
+            pieces.append(_Piece(rng.choice(P.CLOSINGS.get(persona.tone, ("",)))))
+        return self._turn(pieces, values, opening=True)
+
+    async def reply(self, transcript: Sequence[Message]) -> PersonTurn:
+        rng, tone = self._rng, self._persona.tone
+        values: list[str] = []
+        slot = _slotter(values)
+        text = _agent_text(transcript)
+        low = text.lower()
+        repeated = bool(text) and _squash(text) == _squash(self._last_agent)
+        self._last_agent = text
+        pieces: list[_Piece] = []
+        if self._correct_pending:  # the take-back comes first: "Actually, I meant ..."
+            self._correct_pending = False
+            if self._wrong is not None:
+                name, wrong = self._wrong
+                self._wrong = None
+                pieces.append(_Piece(f"Actually, I meant {slot(self._facts[name])}, not "
+                                     f"{slot(wrong)}.", keep=True))
+                pieces.append(_Piece("Can you use that one instead?"))
+                return self._turn(pieces, values)
+            pieces.append(_Piece("Actually, I meant to add: please send me a confirmation "
+                                 "by email.", keep=True))
+        if not text.strip() or repeated:
+            return self._unhelpful(pieces, values, "Hello? Are you still there?"
+                                   if not text.strip() else rng.choice(P.NUDGES[tone]))
+        if _claims(low, _DONE) or (_HANDOFF.search(low) and "?" not in low):
+            lines = P.HANDOFF_THANKS if _HANDOFF.search(low) else P.THANKS.get(tone, ("Thanks.",))
+            pieces.append(_Piece(rng.choice(lines)))
+            return self._turn(pieces, values, done=True)
+        asked = self._asked_for(low)
+        if _CONFIRM.search(low):
+            pieces.append(_Piece(rng.choice(P.CONFIRMATIONS)))
+            asked = [name for name in asked if name not in self._told]
+        if asked:
+            return self._give(asked, pieces, values, slot)
+        if pieces and _CONFIRM.search(low):
+            return self._turn(pieces, values)
+        if _REQUEST.search(low) and "?" in low and not _UNHELPFUL.search(low):
+            return self._unhelpful(pieces, values, rng.choice(P.UNKNOWN_DETAIL))
+        if _UNHELPFUL.search(low):
+            return self._unhelpful(pieces, values, rng.choice(P.NUDGES[tone]))
+        if self._read_only and "?" not in low and len(low.split()) >= 6 \
+                and not _PENDING.search(low):
+            pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)))))
+            return self._turn(pieces, values, done=True)
+        pieces.append(_Piece(rng.choice(P.FOLLOW_UPS)))
+        return self._turn(pieces, values)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _said(self, name: str) -> str:
+        """A fact as the person states it (the wrong value before the take-back)."""
+        if self._wrong is not None and self._wrong[0] == name:
+            return self._wrong[1]
+        return self._facts[name]
+
+    def _facts_sentence(self, names: Sequence[str], slot: _Slot) -> str:
+        self._told.update(names)
+        parts = [f"{'my' if _personal(name) else 'the'} {_label(name)} is "
+                 f"{slot(self._said(name))}" for name in names]
+        sentence = " and ".join(parts)
+        if self._stance == "unsure":
+            sentence = "I think " + sentence
+        return sentence[0].upper() + sentence[1:] + "."
+
+    def _asked_for(self, low: str) -> list[str]:
+        # only the questions and requests count: a record the agent quotes back is no ask
+        low = " ".join(s for s in _SENTENCES.split(low) if _REQUEST.search(s))
+        if not low:
+            return []
+        asked = []
+        for name in self._facts:
+            label = _label(name).split()
+            keys = [w for w in label if w not in _GENERIC] or label
+            keys += [s for w in keys for s in _SYNONYMS.get(w, ())]
+            if any(re.search(rf"\b{re.escape(w)}", low) for w in keys):
+                asked.append(name)
+        if not asked and _IDISH.search(low):
+            asked = [n for n in self._ids if n not in self._told] or self._ids[:1]
+        return asked
+
+    def _give(self, asked: list[str], pieces: list[_Piece], values: list[str],
+              slot: _Slot) -> PersonTurn:
+        fresh = [name for name in asked if name not in self._told]
+        for name in asked:
+            self._asked[name] = self._asked.get(name, 0) + 1
+        if fresh:
+            pieces.append(_Piece(self._facts_sentence(fresh, slot)))
+            return self._turn(pieces, values)
+        given = " and ".join(slot(self._facts[name]) for name in asked)
+        pieces.append(_Piece(f"{P.ALREADY_TOLD} {given}."))
+        if max(self._asked[name] for name in asked) > 2:  # asked a third time: annoying
+            return self._unhelpful(pieces, values, "")
+        return self._turn(pieces, values)
+
+    def _unhelpful(self, pieces: list[_Piece], values: list[str], line: str) -> PersonTurn:
+        self._patience -= 1
+        tone = self._persona.tone
+        if self._patience <= 0:
+            pieces.append(_Piece(self._rng.choice(P.PARTINGS.get(tone, ("Bye.",)))))
+            return self._turn(pieces, values, leaves=True)
+        if line:
+            pieces.append(_Piece(line))
+        if self._stance in P.STANCE_NUDGES:
+            pieces.append(_Piece(P.STANCE_NUDGES[self._stance], keep=True))
+        return self._turn(pieces, values)
+
+    def _turn(self, pieces: Sequence[_Piece], values: Sequence[str], *, opening: bool = False,
+              done: bool = False, leaves: bool = False) -> PersonTurn:
+        text = _render(self._persona, self._rng, pieces, values, opening=opening)
+        return PersonTurn(text=text, done=done, leaves=leaves, usage=TokenUsage(),
+                          cost_usd=0.0)
+
+
+class _Slot(Protocol):
+    def __call__(self, value: str) -> str: ...
+
+
+def _slotter(values: list[str]) -> _Slot:
+    def slot(value: str) -> str:
+        values.append(value)
+        return f"{_SLOT}{len(values) - 1}{_SLOT}"
+    return slot
+
+
+def _personal(name: str) -> bool:
+    """Whether a fact is the person's own ("my email") rather than a detail ("the amount")."""
+    return is_id_like(name, None) or bool(set(_label(name).split()) & _PERSONAL)
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\W+", " ", text.lower()).strip()
+
+
+def _claims(low: str, pattern: re.Pattern[str]) -> bool:
+    """A sentence matches ``pattern`` and does not negate or hedge it."""
+    return any(pattern.search(s) and not _NEGATED.search(s) for s in _SENTENCES.split(low))
+
+
+def _wrong_value(value: str, rng: random.Random) -> str:
+    """The value with one character off (a digit, else a letter): a plausible slip."""
+    spots = [i for i, ch in enumerate(value) if ch.isdigit()] or \
+        [i for i, ch in enumerate(value) if ch.isalpha()]
+    if not spots:
+        return value + "1"
+    i = rng.choice(spots[-2:])
+    if value[i].isdigit():
+        new = str((int(value[i]) + rng.randint(1, 9)) % 10)
+    else:
+        new = rng.choice([c for c in "abcdefghkmnprstuvwxyz" if c != value[i].lower()])
+        new = new.upper() if value[i].isupper() else new
+    return value[:i] + new + value[i + 1:]
+
+
+def _tidy(text: str) -> str:
+    """Clipped text without the holes the clipping left: stray commas, small sentence starts."""
+    text = re.sub(r"\s+([,.!?])", r"\1", text)
+    text = re.sub(r"([.!?]),|,(?=[.!?])|^[\s,.;:!]+", "", text)
+    text = re.sub(r",\s*,", ",", re.sub(r"\s{2,}", " ", text)).strip()
+    text = re.sub(r"([.!?])\s*\.", r"\1", text)
+    return re.sub(r"(^|[.!?]\s+)([a-z])", lambda m: m.group(1) + m.group(2).upper(), text)
+
+
+def _typos(text: str, rng: random.Random) -> str:
+    def slip(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if rng.random() > 0.2:
+            return word
+        i = rng.randrange(1, len(word) - 2)
+        roll = rng.random()
+        if roll < 0.5:
+            return word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        return word[:i] + word[i + 1:] if roll < 0.8 else word[:i] + word[i] + word[i:]
+    return _WORD.sub(slip, text)
+
+
+def _render(persona: Persona, rng: random.Random, pieces: Sequence[_Piece],
+            values: Sequence[str], *, opening: bool) -> str:
+    """The pieces as this persona types them; fact values come through unchanged."""
+    texture = persona.texture
+    texts: list[str] = []
+    for piece in pieces:
+        text = piece.text
+        if not piece.keep:
+            if texture == "clipped":
+                text = _tidy(_CLIP.sub("", text))
+            elif texture == "typo":
+                text = _typos(text, rng)
+            elif texture == "formal":
+                for short, full in P.CONTRACTIONS:
+                    text = text.replace(short, full)
+        text = text.strip()
+        if text and texture not in ("lowercase", "run_on") \
+                and (not texts or texts[-1].endswith((".", "!", "?"))):
+            text = text[0].upper() + text[1:]
+        if text:
+            texts.append(text)
+    if texture == "run_on" and len(texts) > 1:
+        joined = texts[0].rstrip(".")
+        for text in texts[1:]:
+            glue = " " if joined.endswith((",", "!", "?")) else rng.choice(
+                (" and ", ", ", " and then "))
+            head = text if re.match(r"I\b", text) else text[0].lower() + text[1:]
+            joined = (joined + glue + head).rstrip(".")
+        message = joined
+    else:
+        message = " ".join(texts)
+    if texture == "lowercase":
+        message = re.sub(r"\s{2,}", " ", re.sub(r"[.,;:]", "", message.lower())).strip()
+    elif message:
+        message = message[0].upper() + message[1:]
+    if texture == "formal" and opening:
+        message += f"\n\nKind regards,\n{persona.name}"
+    if texture == "emoji" and rng.random() < 0.85:
+        message += " " + P.EMOJI.get(persona.tone, "🙂")
+    for index, value in enumerate(values):
+        message = message.replace(f"{_SLOT}{index}{_SLOT}", value)
+    return message

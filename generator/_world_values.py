@@ -1,0 +1,463 @@
+"""Values of the simulated world: identifiers, placeholders, reshaped values, result shapes.
+
+Private to :mod:`generator.world` (which re-exports the public names). Rules in one place:
+
+- *Identifier-like* (:func:`is_id_like`): a parameter named ``id`` or ending ``_id``,
+  ``_number``, ``_code`` or ``_uuid`` (camelCase too), or with ``format: uuid``; never one
+  with an ``enum``, of a non-scalar type, or naming a value rather than a record
+  (``zip_code``, ``country_code``, ``phone_number``, ``page_number``...: :data:`VALUE_NAMES`).
+- *Placeholder* (:func:`looks_like_placeholder`): template syntax (``<order id>``,
+  ``{{email}}``), an echo of the parameter's name or description or of a type or format
+  (``string``, ``YYYY-MM-DD``), ``your ...``, example domains (``user@example.com``),
+  stock names (``john doe``, ``first name``), filler words (``n/a``, ``test``, ``xxx``),
+  sequential or repeated digits (``12345``, ``0000``) and masks (``XXXX-1234``).
+- *Reshaping* (:func:`reshape`): a value seen in production becomes one of the same shape:
+  digits and the letters after a token's leading letters are redrawn, words are kept,
+  emails become ``name.x@mailbox.test``, dates move near the world's clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+import uuid
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+import orjson
+
+ToolKind = Literal["read", "create", "update", "delete"]
+
+_VERBS: dict[str, ToolKind] = {
+    **dict.fromkeys(("get", "lookup", "find", "search", "list", "check", "fetch", "read",
+                     "show", "view", "query", "retrieve", "describe", "track", "verify",
+                     "validate", "calculate", "estimate", "count"), "read"),
+    **dict.fromkeys(("create", "add", "book", "open", "place", "submit", "schedule",
+                     "register", "new", "insert", "send", "post", "reserve"), "create"),
+    **dict.fromkeys(("update", "change", "cancel", "refund", "set", "issue", "apply", "reset",
+                     "modify", "edit", "approve", "reject", "assign", "close", "transfer",
+                     "escalate", "pause", "resume", "activate", "deactivate", "renew",
+                     "extend", "confirm", "mark", "redeem", "pay", "charge", "ship", "void",
+                     "block", "unblock", "lock", "unlock", "upgrade", "downgrade", "move",
+                     "rename", "replace", "return", "reschedule"), "update"),
+    **dict.fromkeys(("delete", "remove", "purge", "erase", "destroy", "drop"), "delete"),
+}
+_IRREGULAR = {"refund": "refunded", "cancel": "cancelled", "cancellation": "cancelled",
+              "set": "set", "reset": "reset", "pay": "paid", "send": "sent", "ship": "shipped",
+              "submit": "submitted", "transfer": "transferred", "drop": "dropped",
+              "new": "created", "lock": "locked", "unlock": "unlocked", "post": "posted",
+              "open": "opened", "edit": "edited", "return": "returned"}
+VALUE_NAMES = frozenset({
+    "zip_code", "postal_code", "post_code", "country_code", "currency_code", "language_code",
+    "locale_code", "region_code", "state_code", "area_code", "dial_code", "iso_code",
+    "phone_number", "mobile_number", "telephone_number", "fax_number", "status_code",
+    "error_code", "http_code", "response_code", "house_number", "street_number",
+    "apartment_number", "unit_number", "page_number", "line_number", "version_number",
+    "card_number", "security_code", "cvv_code", "color_code", "colour_code"})
+"""Names ending like identifiers that name values, not records the world holds."""
+
+FIRST_NAMES = ("ana", "ben", "chloe", "dev", "emil", "fatima", "goran", "hana", "ivo", "june",
+               "kofi", "lena", "mateo", "nia", "omar", "priya", "rosa", "sven", "tariq", "yuki")
+SURNAMES = ("Kovac", "Okafor", "Lindqvist", "Moreau", "Tanaka", "Silva", "Novak", "Haddad",
+             "Brennan", "Costa", "Ivanova", "Mensah")
+STREETS = ("Elm Street", "Harbor Road", "Maple Avenue", "Station Lane", "Mill Court")
+CITIES = ("Springfield", "Lisbon", "Tampere", "Osaka", "Porto", "Leeds", "Graz")
+THINGS = ("trail running shoes", "rain jacket", "espresso grinder", "desk lamp",
+           "wool blanket", "travel adapter", "kettle")
+REASONS = ("item arrived damaged", "wrong size", "ordered by mistake", "changed my mind",
+            "charged twice")
+
+UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+_TOKENS = re.compile(r"([A-Za-z0-9]+)")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+# --------------------------------------------------------------------------- names
+
+
+@functools.lru_cache(maxsize=4096)
+def words(name: str) -> tuple[str, ...]:
+    """A tool or parameter name as lowercase words (snake, kebab, dotted or camelCase)."""
+    return tuple(w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if w)
+
+
+@functools.lru_cache(maxsize=1024)
+def tool_kind(name: str) -> ToolKind:
+    """read, create, update or delete: the first known verb among the name's words."""
+    for word in words(name):
+        if word in _VERBS:
+            return _VERBS[word]
+    return "read"  # an unclear name: reading is the harmless guess
+
+
+@functools.lru_cache(maxsize=1024)
+def past_tense(name: str) -> str:
+    """What a tool's action leaves behind: ``issue_refund`` → ``refunded``."""
+    parts = words(name)
+    for word in ("refund", "cancel", "cancellation"):
+        if word in parts:
+            return _IRREGULAR[word]
+    verb = next((word for word in parts if word in _VERBS), None)
+    if verb is None:
+        return "processed"
+    if verb in _IRREGULAR:
+        return _IRREGULAR[verb]
+    if verb.endswith("e"):
+        return verb + "d"
+    if verb.endswith("y") and verb[-2:-1] not in "aeiou":
+        return verb[:-1] + "ied"
+    return verb + "ed"
+
+
+def subject_noun(tool: str, id_name: str | None) -> str:
+    """The thing a call is about, for messages: ``order`` for ``cancel_order``/``order_id``."""
+    if id_name:
+        named = [w for w in words(id_name) if w not in ("id", "number", "code", "uuid")]
+        if named:
+            return " ".join(named)
+    rest = [w for w in words(tool) if w not in _VERBS and w not in ("status", "details", "info")]
+    return rest[0] if rest else "record"
+
+
+def is_id_like(name: str, schema: Mapping[str, Any] | None) -> bool:
+    """Whether a parameter names a record the world must hold (see the module docstring)."""
+    if isinstance(schema, Mapping):
+        if schema.get("enum"):
+            return False
+        if schema.get("format") == "uuid":
+            return True
+        kind = schema.get("type")
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not any(k in (None, "string", "integer") for k in kinds):
+            return False
+    return _named_like_id(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_like_id(name: str) -> bool:
+    snake = "_".join(words(name))
+    if snake in VALUE_NAMES:
+        return False
+    return snake in ("id", "uuid") or snake.endswith(("_id", "_number", "_code", "_uuid"))
+
+
+def id_parameters(schema: Mapping[str, Any], arguments: Mapping[str, Any]
+                  ) -> list[tuple[str, str]]:
+    """The identifier-like top-level arguments given, as (name, value text), schema order."""
+    props = schema.get("properties") or {}
+    found = []
+    for name, value in arguments.items():
+        if value is None or isinstance(value, bool | dict | list | float):
+            continue
+        if is_id_like(name, props.get(name) if isinstance(props, Mapping) else None):
+            found.append((name, str(value).strip()))
+    return found
+
+
+# --------------------------------------------------------------------------- placeholders
+
+_TEMPLATE = re.compile(r"^\s*(<.*>|\{.*\}|\[.*\]|\$\{.*\}|%[sd])\s*$|\.\.\.|…")
+_EXAMPLE_DOMAIN = re.compile(
+    r"@(example|test|domain|email|company|yourdomain|mail|sample|acme)\.(com|org|net|io)\b"
+    r"|\bexample\.(com|org|net)\b")
+_SCHEMA_WORDS = frozenset({
+    "string", "str", "integer", "int", "number", "float", "boolean", "bool", "object",
+    "array", "null", "date", "datetime", "date time", "timestamp", "email", "email address",
+    "uuid", "id", "yyyy mm dd", "mm/dd/yyyy", "dd/mm/yyyy", "hh:mm", "yyyy mm ddthh:mm:ssz"})
+_STOCK = frozenset({
+    "john doe", "jane doe", "john smith", "jane smith", "first name", "last name",
+    "full name", "firstname lastname", "first last", "foo bar", "test user", "customer name",
+    "user name", "username", "your name", "lorem ipsum", "name surname", "jon doe"})
+_FILLER = frozenset({
+    "n/a", "na", "none", "null", "nil", "undefined", "unknown", "tbd", "todo", "test",
+    "testing", "foo", "bar", "baz", "abc", "abc123", "xyz", "value", "text", "sample",
+    "example", "default", "dummy", "fake", "placeholder", "anything", "something", "any",
+    "name", "address", "your value", "insert here", "?", "-", "--"})
+_HINTS = ("e.g.", "for example", "placeholder", "insert ", "enter ", "replace with",
+          "fill in", "lorem ipsum")
+_MASK = re.compile(r"x{3,}|#{2,}|\*{2,}|_{3,}|\?{2,}")
+
+
+def schema_at(schema: Any, key: str) -> Mapping[str, Any]:
+    """``schema[key]`` when it is a schema object, else an empty one (anything goes)."""
+    sub = schema.get(key) if isinstance(schema, Mapping) else None
+    return sub if isinstance(sub, Mapping) else {}
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s_\-]+", " ", text.strip().lower()).strip(" .:")
+
+
+def looks_like_placeholder(value: str, name: str = "", description: str = "") -> bool:
+    """Whether a value is a stand-in rather than something a person said (module docstring)."""
+    text = value.strip()
+    if not text:
+        return True
+    low, norm = text.lower(), _norm(text)
+    if _TEMPLATE.search(text) or _EXAMPLE_DOMAIN.search(low) or _MASK.search(low):
+        return True
+    if norm in _SCHEMA_WORDS or norm in _STOCK or norm in _FILLER:
+        return True
+    if norm.startswith(("your ", "my ", "the customer", "customer s ", "user s ")) \
+            or any(hint in low for hint in _HINTS) or re.search(r"\b(yyyy|mm/dd|dd/mm)\b", low):
+        return True
+    name_words = words(name)
+    if name_words and norm in (" ".join(name_words), " ".join(name_words[:-1]) or "-"):
+        return True
+    if description and norm == _norm(description):
+        return True
+    alnum = re.sub(r"[^0-9a-z]", "", low)
+    if len(alnum) >= 3 and len(set(alnum)) == 1:
+        return True
+    digits = re.sub(r"[\s\-]", "", text)
+    return len(digits) >= 3 and digits.isdigit() and (
+        digits in "01234567890123456789" or digits in "98765432109876543210")
+
+
+def find_placeholder(arguments: Mapping[str, Any], schema: Mapping[str, Any],
+                     path: str = "") -> tuple[str, str] | None:
+    """The first argument (dotted path, value) that looks like a placeholder, if any."""
+    props = schema_at(schema, "properties")
+    for name, value in arguments.items():
+        sub = schema_at(props, name)
+        where = f"{path}{name}"
+        if sub.get("enum"):
+            continue
+        description = str(sub.get("description", ""))
+        if isinstance(value, str):
+            if looks_like_placeholder(value, name, description):
+                return where, value
+        elif isinstance(value, int) and not isinstance(value, bool) and is_id_like(name, sub):
+            if looks_like_placeholder(str(value), name, description) or value <= 0:
+                return where, str(value)
+        elif isinstance(value, dict):
+            found = find_placeholder(value, sub, where + ".")
+            if found:
+                return found
+        elif isinstance(value, list):
+            items = schema_at(sub, "items")
+            for index, item in enumerate(value):
+                if isinstance(item, str) and looks_like_placeholder(item, name, description):
+                    return f"{where}[{index}]", item
+                if isinstance(item, dict):
+                    found = find_placeholder(item, items, f"{where}[{index}].")
+                    if found:
+                        return found
+    return None
+
+
+def shape_hint(path: str, schema: Mapping[str, Any], facts: Mapping[str, str]) -> str:
+    """What a real value of an argument looks like, without giving one away."""
+    leaf = re.sub(r"\[\d+\]", "", path).split(".")[-1]
+    sub = schema_at(schema_at(schema, "properties"), leaf)
+    label = " ".join(words(leaf)) or leaf
+    known = facts.get(leaf)
+    if sub.get("format") == "email" or "email" in label:
+        return "A real email address looks like name@provider.tld; ask the person for theirs."
+    if sub.get("format") in ("date", "date-time"):
+        return f"A real {label} is a calendar date such as 2025-03-14 (ISO 8601)."
+    if known and not EMAIL_RE.match(known):
+        masked = "".join(
+            token if token.isalpha() and index == 0 else
+            re.sub(r"[0-9]", "#", re.sub(r"[A-Za-z]", "A", token))
+            for index, token in enumerate(_TOKENS.split(known)))
+        return f"A real {label} looks like {masked}; ask the person for theirs."
+    if is_id_like(leaf, sub):
+        return (f"A real {label} is the exact identifier the person gave or an earlier result "
+                "showed; ask the person for it.")
+    return f"Use what the person actually said for {label}, or ask them."
+
+
+# --------------------------------------------------------------------------- values
+
+
+def random_email(rng: random.Random) -> str:
+    return f"{rng.choice(FIRST_NAMES)}.{rng.choice('abcdefghijklmnoprstuvwz')}@mailbox.test"
+
+
+def random_digits(rng: random.Random, count: int, nonzero_first: bool = True) -> str:
+    head = str(rng.randint(1, 9)) if nonzero_first else str(rng.randint(0, 9))
+    return head + "".join(str(rng.randint(0, 9)) for _ in range(count - 1))
+
+
+def _moment_near(now: datetime, rng: random.Random) -> datetime:
+    return now - timedelta(days=rng.randrange(1, 60), minutes=rng.randrange(1440))
+
+
+def reshape(value: str, rng: random.Random, now: datetime) -> str:
+    """A value of the same shape as ``value`` (see the module docstring); words are kept."""
+    if EMAIL_RE.match(value):
+        return random_email(rng)
+    if UUID_RE.match(value):
+        return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+    if DATE_RE.match(value):
+        return _moment_near(now, rng).strftime("%Y-%m-%d")
+    if DATETIME_RE.match(value):
+        moment = _moment_near(now, rng)
+        return moment.strftime("%Y-%m-%d") + value[10] + moment.strftime("%H:%M") + value[16:]
+    if not any(ch.isdigit() for ch in value):
+        return value
+    for _ in range(8):
+        shaped = "".join(reshape_token(token, rng) if index % 2 else token
+                         for index, token in enumerate(_TOKENS.split(value)))
+        if shaped != value:
+            return shaped
+    return value + str(rng.randint(1, 9))
+
+
+_UPPER, _LOWER = "ABCDEFGHJKLMNPRSTUVWYZ", "abcdefghjkmnprstuvwyz"  # no I/O/Q/X: no misreads
+
+
+def reshape_token(token: str, rng: random.Random) -> str:
+    """A token with its digits and its letters after the leading ones redrawn."""
+    if not any(ch.isdigit() for ch in token):
+        return token
+    keep = len(token) - len(token.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    out = [token[:keep]]
+    draw = rng.random  # one float per character: much cheaper than randint / choice
+    for index in range(keep, len(token)):
+        ch = token[index]
+        if ch.isdigit():
+            first = index == keep or not token[index - 1].isdigit()
+            out.append(str(1 + int(draw() * 9)) if first and ch != "0" else str(int(draw() * 10)))
+        elif ch.isupper():
+            out.append(_UPPER[int(draw() * len(_UPPER))])
+        else:
+            out.append(_LOWER[int(draw() * len(_LOWER))])
+    return "".join(out)
+
+
+def similar_int(value: int, rng: random.Random) -> int:
+    size = len(str(abs(value)))
+    drawn = rng.randint(1, 9) if size == 1 else rng.randint(10 ** (size - 1), 10 ** size - 1)
+    return -drawn if value < 0 else drawn
+
+
+def new_identifier(tool: str, template: Template | None, rng: random.Random,
+                   avoid: Container[str], like: str | None = None) -> str:
+    """A fresh identifier for a new record: shaped like ``like`` or the exemplars' id, else
+    ``ORD-48213``-like from the tool's noun."""
+    if like is None and template is not None and isinstance(template.shape, dict):
+        like = next((str(v) for k, v in template.shape.items()
+                     if is_id_like(k, None) and isinstance(v, str | int)
+                     and not isinstance(v, bool)), None)
+    prefix = (re.sub(r"[^A-Za-z]", "", subject_noun(tool, None)) or "rec")[:3].upper()
+    for _ in range(20):
+        made = reshape(like, rng, datetime(2025, 1, 1, tzinfo=UTC)) if like else \
+            f"{prefix}-{random_digits(rng, 5)}"
+        if made not in avoid and not looks_like_placeholder(made):
+            return made
+    return f"{prefix}-{rng.getrandbits(40):010d}"
+
+
+# --------------------------------------------------------------------------- exemplars
+
+
+@dataclass(frozen=True)
+class Template:
+    """The shape of a tool's results, merged from its production exemplars."""
+
+    shape: Any
+    """The exemplars' keys with their first-seen values (state keys such as ``stale``,
+    ``duplicate`` or an ``already_``/``partial`` status left out)."""
+    choices: Mapping[str, tuple[Any, ...]]
+    """Enum-like string values seen per path (``.carrier`` → ``("UPS", "FedEx")``)."""
+    listed: bool
+    """The tool answered with a JSON list of records."""
+
+
+_STATE_KEYS = ("stale", "duplicate", "duplicate_of", "matching_records", "error", "as_of")
+
+
+def _enum_like(text: str) -> bool:
+    return len(text) <= 30 and not any(ch.isdigit() for ch in text) \
+        and text.count(" ") <= 2 and "@" not in text and "/" not in text
+
+
+def _collect_choices(value: Any, path: str, into: dict[str, list[Any]]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _collect_choices(item, f"{path}.{key}", into)
+    elif isinstance(value, list):
+        for item in value:
+            _collect_choices(item, path + "[]", into)
+    elif isinstance(value, str) and _enum_like(value):
+        seen = into.setdefault(path, [])
+        if value not in seen and not value.lower().startswith(("already", "partial")):
+            seen.append(value)
+
+
+def _merge(into: dict[str, Any], value: dict[str, Any]) -> None:
+    for key, item in value.items():
+        if key in _STATE_KEYS or (key == "status" and isinstance(item, str)
+                                  and item.lower().startswith(("already", "partial"))):
+            continue
+        if key not in into:
+            into[key] = item
+        elif isinstance(into[key], dict) and isinstance(item, dict):
+            _merge(into[key], item)
+
+
+def parse_template(exemplars: Sequence[str]) -> Template | None:
+    """The merged shape of a tool's JSON exemplars (None when none is a usable record).
+
+    Cached: every world of a run parses the same exemplars, and a template is never
+    changed after it is made (rendering builds new values).
+    """
+    return _parse_template(tuple(exemplars))
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_template(exemplars: tuple[str, ...]) -> Template | None:
+    records: list[dict[str, Any]] = []
+    listed = False
+    for text in exemplars[:8]:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(value, list):
+            items = [item for item in value if isinstance(item, dict)]
+            listed = listed or bool(items)
+            records.extend(items[:3])
+        elif isinstance(value, dict) and "error" not in value:
+            records.append(value)
+    if not records:
+        return None
+    shape: dict[str, Any] = {}
+    choices: dict[str, list[Any]] = {}
+    for record in records:
+        _merge(shape, record)
+        _collect_choices(record, "", choices)
+    return Template(shape, {path: tuple(values) for path, values in choices.items()}, listed)
+
+
+def render_template(template: Template, rng: random.Random, now: datetime) -> Any:
+    """A new record of the template's shape: same keys and types, values redrawn."""
+    return _render(template.shape, "", "", rng, now, template.choices)
+
+
+def _render(value: Any, path: str, key: str, rng: random.Random, now: datetime,
+            choices: Mapping[str, tuple[Any, ...]]) -> Any:
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return similar_int(value, rng)
+    if isinstance(value, float):
+        return round(value * rng.uniform(0.6, 1.4), 2)
+    if isinstance(value, str):
+        options = choices.get(path)
+        if options and _enum_like(value) and not is_id_like(key, None):
+            return rng.choice(options)
+        return reshape(value, rng, now)
+    if isinstance(value, dict):
+        return {k: _render(v, f"{path}.{k}", k, rng, now, choices) for k, v in value.items()}
+    if isinstance(value, list) and value:
+        count = rng.randint(1, min(3, len(value)))
+        return [_render(value[i], path + "[]", key, rng, now, choices) for i in range(count)]
+    return value if not isinstance(value, list) else []

@@ -1,0 +1,231 @@
+"""The generator's commands: ``generate``, ``runs`` and ``judges``.
+
+:func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
+arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code.
+Model API keys are read from the environment mapping the command line hands down (the
+variables each backend names: ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tracemill.config import Settings
+from tracemill.errors import ConfigError
+
+Common = Callable[[argparse.ArgumentParser], None]
+
+
+def add_commands(commands: Any, common: Common) -> None:
+    """Add ``generate``, ``runs`` and ``judges`` to the subcommand parsers."""
+    generate = commands.add_parser(
+        "generate",
+        help="Spend a budget turning the failure map into graded simulated conversations.",
+        description="Plans rollouts over the failure map (new and persistent failures "
+                    "first, a pairwise covering array for the rest), simulates each with a "
+                    "simulated world and person against the agent under test, grades and "
+                    "stores them, and prints the run record. Processes new spans first. "
+                    "An unfinished run with the same options is resumed.")
+    common(generate)
+    _generate_options(generate)
+    generate.set_defaults(handler=_generate)
+
+    runs = commands.add_parser("runs", help="List generation runs, or print one run's record.",
+                               description="Without RUN_ID, one line per run, newest first.")
+    common(runs)
+    runs.add_argument("run_id", nargs="?", metavar="RUN_ID",
+                      help="Print this run's stored record (JSON).")
+    runs.add_argument("--json", action="store_true", help="Print JSON.")
+    runs.set_defaults(handler=_runs)
+
+    judges = commands.add_parser(
+        "judges", help="Measure graders against human labels on rollouts.",
+        description="Attach human labels with `tracemill label FILE` (rollout_id, passed); "
+                    "this prints each grader's agreement, Cohen's kappa and "
+                    "pass-when-gold-fails rate with 95% intervals, and flags graders below "
+                    "the bar.")
+    common(judges)
+    judges.add_argument("--json", action="store_true", help="Print JSON.")
+    judges.set_defaults(handler=_judges)
+
+
+def _generate_options(parser: argparse.ArgumentParser) -> None:
+    add = parser.add_argument
+    add("--agent", metavar="SPEC",
+        help="Agent under test: offline[:MISTAKE_RATE] (no key), python:module:function, "
+             "openai:MODEL, anthropic:MODEL, ollama:MODEL, vllm:MODEL@URL, fireworks:MODEL.")
+    add("--budget", metavar="BUDGET",
+        help="200 (rollouts), '50k tokens' or '$5' (default 100 rollouts).")
+    add("--seed", type=int, metavar="N", help="Seed of the plan and every rollout (default 0).")
+    add("--person", dest="user_model", metavar="SPEC",
+        help="The simulated person: template (default, offline) or a model spec.")
+    add("--writer", dest="writer_model", metavar="SPEC",
+        help="A model that paraphrases asks of failures with no trigger in the world.")
+    add("--grader", metavar="SPEC",
+        help="After the conduct checks: python:module:function or judge (needs --judge).")
+    add("--judge", dest="judge_model", metavar="SPEC", help="The judge model for --grader judge.")
+    add("--rubric", dest="rubric_file", type=Path, metavar="FILE",
+        help="The judge's rubric as a text file (default: a support-agent rubric).")
+    add("--tools", dest="tools_file", type=Path, metavar="FILE",
+        help="OpenAI-style function schemas (JSON) for the simulated world; they win over "
+             "the schemas inferred from traces.")
+    add("--prices", dest="prices_file", type=Path, metavar="FILE",
+        help="Prices per model in USD per million tokens (TOML or JSON) over the built-in "
+             "table; needed for a money budget on unlisted models.")
+    add("--system-prompt", dest="system_prompt_file", type=Path, metavar="FILE",
+        help="The agent's system prompt (model backends).")
+    add("--concurrency", type=int, metavar="N", help="Conversations in flight (default 32).")
+    add("--time-limit", dest="time_limit_seconds", type=float, metavar="SECONDS",
+        help="Stop starting rollouts after this long (default: no limit).")
+    add("--max-turns", type=int, metavar="N",
+        help="Most turns of the simulated person (default 5).")
+    add("--exploration-share", type=float, metavar="X",
+        help="Share of the budget for the rest of the grid (default 0.2).")
+    add("--guard-share", type=float, metavar="X",
+        help="Share of the budget re-checking fixed cells (default 0.05).")
+    add("--fault-rate", type=float, metavar="X",
+        help="Share of exploration rollouts with a scheduled tool fault (default 0.1; at "
+             "0.5 or more faults are covered pairwise).")
+    add("--no-prefer-success", dest="prefer_success", action="store_const", const=False,
+        help="Put tool conditions into the covering array instead of sampling faults.")
+    add("--saturation-window", type=int, metavar="N",
+        help="Stop when N rollouts in a row add nothing new (default 250; 0: never).")
+    add("--pass-threshold", type=float, metavar="X",
+        help="Grader rewards at or above it pass (default 0.5).")
+    add("--timeout", dest="request_timeout_seconds", type=float, metavar="SECONDS",
+        help="Timeout of one model request (default 60).")
+    add("--max-retries", type=int, metavar="N",
+        help="Retries of a model request on 429, 5xx and timeouts (default 4).")
+    add("--resume", metavar="RUN_ID",
+        help="Continue this unfinished run (same options); by default an unfinished run "
+             "with the same options is resumed anyway.")
+    add("--json", action="store_true", help="Print the run record as JSON.")
+    add("--no-progress", action="store_true", help="No progress bar on stderr.")
+
+
+def _read_text(path: Path | None, what: str) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"cannot read the {what} file {path}: {exc}") from None
+
+
+def run_config(settings: Settings) -> Any:
+    """The :class:`~generator.run.RunConfig` the settings describe."""
+    from generator.backends import BackendOptions
+    from generator.budget import Budget
+    from generator.plan import PlanOptions
+    from generator.prices import PriceTable
+    from generator.run import RunConfig
+    from generator.simulate import Limits
+
+    if not settings.agent:
+        raise ConfigError("generate needs the agent under test: --agent SPEC (offline for a "
+                          "run with no model key; openai:MODEL, anthropic:MODEL, ...)")
+    prices = (PriceTable.load(settings.prices_file) if settings.prices_file
+              else PriceTable.default())
+    return RunConfig(
+        agent=settings.agent, budget=Budget.parse(settings.budget), seed=settings.seed,
+        person=settings.user_model, writer=settings.writer_model,
+        judge=settings.judge_model, grader=settings.grader,
+        rubric=_read_text(settings.rubric_file, "rubric"),
+        system_prompt=_read_text(settings.system_prompt_file, "system prompt"),
+        tools_file=settings.tools_file, concurrency=settings.concurrency,
+        time_limit_s=settings.time_limit_seconds or None,
+        saturation_window=settings.saturation_window,
+        pass_threshold=settings.pass_threshold,
+        limits=Limits(max_turns=settings.max_turns),
+        plan=PlanOptions(seed=settings.seed, exploration_share=settings.exploration_share,
+                         guard_share=settings.guard_share, fault_rate=settings.fault_rate,
+                         prefer_success=settings.prefer_success,
+                         paraphrase=settings.writer_model is not None),
+        backend=BackendOptions(timeout_s=settings.request_timeout_seconds,
+                               max_retries=settings.max_retries,
+                               concurrency=settings.concurrency, prices=prices),
+    )
+
+
+def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | None = None,
+             progress: bool = True) -> Any:
+    """Process new spans, then run one generation run; returns its record."""
+    from generator.run import run_generation
+    from processor.run import ProcessOptions, process
+    from tracemill.store import open_configured
+
+    config = run_config(settings)
+    store = open_configured(settings)
+    try:
+        process(store, ProcessOptions.from_settings(settings))
+        return asyncio.run(run_generation(store, config, environ, resume=resume,
+                                          progress=progress))
+    finally:
+        store.close()
+
+
+def _generate(args: argparse.Namespace, settings: Settings) -> int:
+    from generator.record import render_record
+
+    record = generate(settings, args.environ, resume=args.resume,
+                      progress=not args.no_progress)
+    if args.json:
+        print(json.dumps(record.to_json(), indent=2))
+    else:
+        print(render_record(record))
+    return 130 if record.stop_reason == "interrupted" else 0
+
+
+def _runs(args: argparse.Namespace, settings: Settings) -> int:
+    from generator.rollout_store import latest_record, list_runs
+    from tracemill.store import open_configured
+
+    store = open_configured(settings, read_only=True)
+    try:
+        cursor = store.cursor()
+        if args.run_id:
+            record = latest_record(cursor, args.run_id)
+            if record is None:
+                raise ConfigError(f"no finished record for run {args.run_id!r}; "
+                                  "`tracemill runs` lists the runs")
+            print(json.dumps(json.loads(record), indent=2))
+            return 0
+        rows = list_runs(cursor)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print("no generation runs yet: `tracemill generate --agent offline --budget 50`")
+    for row in rows if not args.json else []:
+        print(f"{row['run_id']}  {row['state']:<8}  {row['rollouts']:>6} rollouts  "
+              f"{row['failed']:>5} failed  stop={row['stop_reason']}  agent={row['agent']}")
+    return 0
+
+
+def _judges(args: argparse.Namespace, settings: Settings) -> int:
+    from generator.judges import judge_report, render_judge_report
+    from tracemill.store import open_configured
+
+    store = open_configured(settings, read_only=True)
+    try:
+        cursor = store.cursor()
+        reports = judge_report(cursor)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([_plain(r) for r in reports], indent=2))
+    else:
+        print(render_judge_report(reports))
+    return 0
+
+
+def _plain(value: Any) -> Any:
+    from dataclasses import asdict, is_dataclass
+
+    return asdict(value) if is_dataclass(value) and not isinstance(value, type) else value

@@ -1,0 +1,171 @@
+"""The generator's side of the store: runs and their rollouts.
+
+Rollouts are written in small batches as they finish (an Arrow table per batch, one
+transaction each), keyed by (run id, plan index): a run that is interrupted or crashes is
+resumed by reading back which indices are stored and what they spent, so nothing is
+redone and nothing is counted twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from generator.records import Rollout
+from tracemill.store import load_sql
+
+_COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
+    ("rollout_id", pa.string()), ("run_id", pa.string()), ("idx", pa.int32()),
+    ("purpose", pa.string()), ("cell", pa.string()), ("cell_status", pa.string()),
+    ("situation", pa.string()), ("seed", pa.int64()), ("lineage", pa.string()),
+    ("persona", pa.string()), ("goal", pa.string()), ("messages", pa.string()),
+    ("events", pa.string()), ("ended_by", pa.string()), ("planted", pa.list_(pa.string())),
+    ("agent", pa.string()), ("input_tokens", pa.int64()), ("output_tokens", pa.int64()),
+    ("cost_usd", pa.float64()), ("model_calls", pa.int32()), ("error", pa.string()),
+    ("graded", pa.bool_()), ("reward", pa.float64()), ("passed", pa.bool_()),
+    ("failure_class", pa.string()), ("reason", pa.string()),
+    ("markers", pa.list_(pa.string())), ("checks", pa.string()),
+    ("labeled_by", pa.string()), ("duration_s", pa.float64()),
+    ("created_unix_nano", pa.uint64()),
+)
+_SCHEMA = pa.schema(list(_COLUMNS))
+
+
+@dataclass(frozen=True)
+class StoredProgress:
+    """What a run already has in the store (for resuming it)."""
+
+    indices: frozenset[int]
+    """Plan indices already stored."""
+    input_tokens: int
+    """Their input tokens."""
+    output_tokens: int
+    """Their output tokens."""
+    cost_usd: float
+    """Their cost."""
+
+
+def _json(value: object) -> str:
+    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def rollout_row(run_id: str, agent_spec: str, rollout: Rollout) -> dict[str, object]:
+    """The stored row of one rollout."""
+    plan, transcript, grade = rollout.plan, rollout.transcript, rollout.grade
+    return {
+        "rollout_id": f"{run_id}:{plan.index}",
+        "run_id": run_id,
+        "idx": plan.index,
+        "purpose": plan.purpose,
+        "cell": plan.cell.label() if plan.cell else None,
+        "cell_status": plan.cell_status,
+        "situation": _json(dict(plan.situation)),
+        "seed": plan.seed,
+        "lineage": _json({"cell": plan.cell, "cell_status": plan.cell_status,
+                          "source_conversations": plan.source_conversations,
+                          "mutation": plan.mutation}),
+        "persona": _json(plan.persona),
+        "goal": _json({"ask": plan.goal.ask, "tool": plan.goal.tool,
+                       "facts": dict(plan.goal.facts), "source_ask": plan.goal.source_ask}),
+        "messages": _json(transcript.messages),
+        "events": _json(transcript.events),
+        "ended_by": transcript.ended_by,
+        "planted": list(transcript.planted),
+        "agent": agent_spec,
+        "input_tokens": transcript.usage.input_tokens,
+        "output_tokens": transcript.usage.output_tokens,
+        "cost_usd": transcript.cost_usd,
+        "model_calls": transcript.model_calls,
+        "error": transcript.error,
+        "graded": grade is not None,
+        "reward": grade.reward if grade else None,
+        "passed": grade.passed if grade else None,
+        "failure_class": grade.failure_class if grade else None,
+        "reason": grade.reason if grade else None,
+        "markers": list(grade.markers) if grade else [],
+        "checks": _json(grade.checks if grade else ()),
+        "labeled_by": grade.labeled_by if grade else None,
+        "duration_s": rollout.duration_s,
+        "created_unix_nano": time.time_ns(),
+    }
+
+
+def insert_rollouts(cursor: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, object]]) -> None:
+    """Store finished rollouts in one transaction (rows already stored are skipped)."""
+    if not rows:
+        return
+    batch = pa.Table.from_pylist(list(rows), schema=_SCHEMA)
+    cursor.register("rollout_batch", batch)
+    try:
+        cursor.execute("BEGIN")
+        cursor.execute(load_sql("generator", "insert_rollouts.sql"))
+        cursor.execute("COMMIT")
+    except BaseException:
+        cursor.execute("ROLLBACK")
+        raise
+    finally:
+        cursor.unregister("rollout_batch")
+
+
+def stored_progress(cursor: duckdb.DuckDBPyConnection, run_id: str) -> StoredProgress:
+    """Which plan indices of ``run_id`` are stored, and what they spent."""
+    rows = cursor.execute(load_sql("generator", "run_progress.sql"), [run_id]).fetchall()
+    indices = frozenset(int(r[0]) for r in rows)
+    return StoredProgress(indices, sum(int(r[1]) for r in rows), sum(int(r[2]) for r in rows),
+                          sum(float(r[3]) for r in rows))
+
+
+def find_resumable(cursor: duckdb.DuckDBPyConnection, fingerprint: str) -> str | None:
+    """The newest unfinished run with this fingerprint, if any."""
+    row = cursor.execute(
+        "SELECT run_id FROM generation_runs WHERE fingerprint = ? AND state = 'running' "
+        "ORDER BY started_unix_nano DESC LIMIT 1", [fingerprint]).fetchone()
+    return None if row is None else str(row[0])
+
+
+def run_exists(cursor: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str] | None:
+    """(fingerprint, state) of a stored run, or None."""
+    row = cursor.execute("SELECT fingerprint, state FROM generation_runs WHERE run_id = ?",
+                         [run_id]).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+def start_run(cursor: duckdb.DuckDBPyConnection, run_id: str, fingerprint: str, seed: int,
+              config: object, plan: object) -> None:
+    """Record a new run as running."""
+    cursor.execute(
+        "INSERT INTO generation_runs (run_id, fingerprint, seed, state, config, plan, "
+        "started_unix_nano) VALUES (?, ?, ?, 'running', ?, ?, ?)",
+        [run_id, fingerprint, seed, _json(config), _json(plan), time.time_ns()])
+
+
+def finish_run(cursor: duckdb.DuckDBPyConnection, run_id: str, record: object,
+               *, finished: bool) -> None:
+    """Store the run record; ``finished=False`` leaves the run resumable."""
+    cursor.execute(
+        "UPDATE generation_runs SET record = ?, state = ?, ended_unix_nano = ? "
+        "WHERE run_id = ?",
+        [_json(record), "finished" if finished else "running", time.time_ns(), run_id])
+
+
+def latest_record(cursor: duckdb.DuckDBPyConnection, run_id: str | None) -> str | None:
+    """The stored record (JSON) of a run, or of the newest run when ``run_id`` is None."""
+    if run_id is None:
+        row = cursor.execute("SELECT record FROM generation_runs WHERE record IS NOT NULL "
+                             "ORDER BY started_unix_nano DESC LIMIT 1").fetchone()
+    else:
+        row = cursor.execute("SELECT record FROM generation_runs WHERE run_id = ?",
+                             [run_id]).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
+
+
+def list_runs(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
+    """One summary per run, newest first."""
+    rows = cursor.execute(load_sql("generator", "list_runs.sql")).fetchall()
+    names = ("run_id", "state", "agent", "stop_reason", "rollouts", "failed", "started")
+    return [dict(zip(names, row, strict=True)) for row in rows]

@@ -1,0 +1,203 @@
+"""One rollout: the simulated person, the agent under test and the simulated world talk.
+
+The loop, for a :class:`~generator.records.PlannedRollout`::
+
+    person opens with the goal's ask (in persona)
+    repeat for at most ``max_turns`` person turns:
+        the agent answers; each tool call it makes goes to the world and the world's
+        answer comes back as a tool message; at most ``max_tool_rounds`` agent calls per
+        person turn (more is a call loop)
+        the person reads the reply: done (goal met), leaves (patience gone) or writes again
+
+It ends with ``ended_by`` one of ``user_done``, ``user_left``, ``max_turns``, ``call_loop``,
+``agent_error`` (a backend failed for good, after its retries) or ``budget`` (the next
+model call could not be paid for without overspending). Every model call is paid for
+before it is made: the :class:`~generator.budget.BudgetLedger` reserves a conservative
+estimate (input tokens estimated from the text, plus ``max_tokens``) and settles the
+actual figure afterwards, so a run never spends past its budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.budget import BudgetLedger, Reservation, estimate_tokens
+from generator.errors import BackendError
+from generator.person import PersonTurn, PersonWriter
+from generator.prices import PriceTable
+from generator.records import (
+    ChatBackend,
+    Message,
+    ModelRequest,
+    PlannedRollout,
+    TokenUsage,
+    ToolSpec,
+    Transcript,
+    WorldEvent,
+)
+from generator.world import World
+
+DEFAULT_SYSTEM_PROMPT = (
+    "You are a customer support agent. Use the tools to look things up and to act; "
+    "never claim an action you did not take, never invent an identifier, and tell the "
+    "customer plainly when something failed."
+)
+"""The agent's system prompt when the run is given none (the run record says so)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How long a simulated conversation may go on."""
+
+    max_turns: int = 5
+    """Most person turns (the opening included)."""
+    max_tool_rounds: int = 8
+    """Most agent calls within one person turn; beyond it the rollout ends as a call loop."""
+    max_tokens: int = 1024
+    """Most output tokens per model call."""
+    temperature: float | None = None
+    """Sampling temperature of the agent (None: the backend's default)."""
+    logprobs: bool = False
+    """Ask the agent's backend for log probabilities."""
+
+
+class Meter:
+    """Spend of one rollout, paid through the run's ledger."""
+
+    def __init__(self, ledger: BudgetLedger, prices: PriceTable) -> None:
+        self.ledger = ledger
+        self.prices = prices
+        self.usage = TokenUsage()
+        self.cost = 0.0
+        self.calls = 0
+
+    def reserve(self, backend_model: str, free: bool, input_tokens: int,
+                max_tokens: int) -> Reservation | None:
+        """Reserve the worst case of one call; None when the budget cannot cover it."""
+        worst = TokenUsage(input_tokens, max_tokens)
+        if self.ledger.budget.kind == "usd":
+            amount = 0.0 if free else self.prices.cost(backend_model, worst)
+        elif self.ledger.budget.kind == "tokens":
+            amount = float(worst.total)
+        else:
+            amount = 0.0
+        return self.ledger.reserve(amount)
+
+    def settle(self, reservation: Reservation, usage: TokenUsage, cost: float) -> None:
+        """Record what the call actually used."""
+        kind = self.ledger.budget.kind
+        actual = cost if kind == "usd" else float(usage.total) if kind == "tokens" else 0.0
+        self.ledger.settle(reservation, actual, tokens=usage.total, usd=cost)
+        self.usage = self.usage + usage
+        self.cost += cost
+        self.calls += 1
+
+
+def is_free(backend_spec: str) -> bool:
+    """Offline, template and in-process backends cost nothing."""
+    return backend_spec.split(":", 1)[0] in {"offline", "template", "python"}
+
+
+def text_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
+    text = sum(estimate_tokens(m.content or "") + 4 for m in messages)
+    calls = sum(estimate_tokens(c.arguments) + 8 for m in messages for c in m.tool_calls)
+    schemas = sum(estimate_tokens(str(t.parameters)) + estimate_tokens(t.description)
+                  for t in tools)
+    return text + calls + schemas
+
+
+async def simulate(
+    plan: PlannedRollout,
+    *,
+    tools: Sequence[ToolSpec],
+    agent: ChatBackend,
+    person: PersonWriter,
+    ledger: BudgetLedger,
+    prices: PriceTable,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    limits: Limits = Limits(),
+) -> Transcript:
+    """Simulate one planned rollout to its end; never raises for an agent failure."""
+    world = World(tools, seed=plan.seed, world_state=plan.mutation.world_state,
+                  facts=plan.goal.facts, faults=plan.mutation.faults)
+    meter = Meter(ledger, prices)
+    session = person.start(plan)
+    messages: list[Message] = [Message(role="system", content=system_prompt)]
+    events: list[WorldEvent] = []
+    planted: list[str] = []
+    finish_reasons: list[str] = []
+    tools = tuple(tools)
+    agent_free = is_free(agent.spec)
+    person_free = is_free(person.spec)
+
+    def done(ended_by: str, error: str | None = None) -> Transcript:
+        return Transcript(messages=tuple(messages), events=tuple(events), ended_by=ended_by,
+                          usage=meter.usage, cost_usd=meter.cost, model_calls=meter.calls,
+                          planted=tuple(planted), error=error,
+                          finish_reasons=tuple(finish_reasons))
+
+    async def person_says(first: bool) -> PersonTurn | None:
+        reservation = meter.reserve(person.spec, person_free,
+                                    text_tokens(messages, ()), limits.max_tokens)
+        if reservation is None:
+            return None
+        turn = await (session.opening() if first else session.reply(tuple(messages)))
+        meter.settle(reservation, turn.usage, turn.cost_usd)
+        return turn
+
+    try:
+        opening = await person_says(first=True)
+    except BackendError as exc:
+        return done("agent_error", f"person: {exc}")
+    if opening is None:
+        return done("budget")
+    messages.append(Message(role="user", content=opening.text))
+
+    for turn_number in range(1, limits.max_turns + 1):
+        for round_ in range(limits.max_tool_rounds):
+            reservation = meter.reserve(agent.model, agent_free,
+                                        text_tokens(messages, tools), limits.max_tokens)
+            if reservation is None:
+                return done("budget")
+            request = ModelRequest(
+                messages=tuple(messages), tools=tools, max_tokens=limits.max_tokens,
+                temperature=limits.temperature, seed=plan.seed + len(messages),
+                logprobs=limits.logprobs)
+            try:
+                reply = await agent.complete(request)
+            except BackendError as exc:
+                ledger.settle(reservation, 0.0)
+                return done("agent_error", str(exc))
+            meter.settle(reservation, reply.usage, reply.cost_usd)
+            messages.append(reply.message)
+            planted.extend(reply.planted)
+            finish_reasons.append(reply.finish_reason)
+            if not reply.message.tool_calls:
+                break
+            for call in reply.message.tool_calls:
+                event = world.call(call)
+                events.append(event)
+                messages.append(Message(role="tool", content=event.result,
+                                        tool_call_id=call.id, name=call.name))
+            if round_ == limits.max_tool_rounds - 1:
+                return done("call_loop")
+        try:
+            turn = await person_says(first=False)
+        except BackendError as exc:
+            return done("agent_error", f"person: {exc}")
+        if turn is None:
+            return done("budget")
+        if not (turn.done or turn.leaves) and turn_number == limits.max_turns:
+            break  # a last message nobody would answer is not kept
+        if turn.text:
+            messages.append(Message(role="user", content=turn.text))
+        if turn.done:
+            return done("user_done")
+        if turn.leaves:
+            return done("user_left")
+    return done("max_turns")
+
+
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "Limits", "Meter", "is_free", "simulate", "text_tokens"]
+

@@ -1,0 +1,428 @@
+"""The simulated person: sampled personas, the template person and the model person.
+
+The processor's stance and history classifiers (``processor.axes``) are the oracle for the
+template person's openings: a person built for ``hurried`` must read as hurried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from generator.errors import BackendError
+from generator.person import (
+    DONE_TOKEN,
+    LEAVE_TOKEN,
+    LENGTHS,
+    STANCES,
+    TEXTURES,
+    TONES,
+    ModelPerson,
+    PersonTurn,
+    TemplatePerson,
+    paraphrase,
+    persona_aside,
+    sample_persona,
+)
+from generator.records import (
+    ChatBackend,
+    Goal,
+    Message,
+    ModelReply,
+    ModelRequest,
+    Mutation,
+    Persona,
+    PlannedRollout,
+    TokenUsage,
+    ToolCall,
+)
+from processor.axes import classify_stance, situate
+
+ASK = "I want a refund for my order, the blender arrived damaged."
+FACTS = {"order_id": "ORD-4821", "email": "ana.k@mailbox.test"}
+HISTORIES = ("fresh", "repeat_visit", "prior_failure", "contradicts_earlier",
+             "prior_partial_action")
+
+
+def persona(**changes: object) -> Persona:
+    base = Persona(name="Hana", texture="plain", tone="polite", patience=3, length="medium",
+                   stance="ordinary")
+    return replace(base, **changes)  # type: ignore[arg-type]
+
+
+def plan(who: Persona | None = None, *, seed: int = 11, history: str = "fresh",
+         tool: str | None = "issue_refund", facts: dict[str, str] | None = None,
+         ask: str = ASK) -> PlannedRollout:
+    who = who or persona()
+    return PlannedRollout(
+        index=0, purpose="target", cell=None, cell_status=None,
+        situation={"user_stance": who.stance, "history": history}, seed=seed,
+        goal=Goal(ask=ask, tool=tool, facts=FACTS if facts is None else facts),
+        persona=who, mutation=Mutation(kind="explore", detail=""))
+
+
+class Conversation:
+    """Drives one template session the way the simulation loop does."""
+
+    def __init__(self, rollout: PlannedRollout) -> None:
+        self.session = TemplatePerson().start(rollout)
+        self.messages: list[Message] = [Message(role="system", content="You are support.")]
+        self.turns: list[PersonTurn] = []
+
+    def open(self) -> PersonTurn:
+        return self._keep(asyncio.run(self.session.opening()))
+
+    def agent(self, text: str, *, with_tool: bool = False) -> PersonTurn:
+        if with_tool:
+            call = ToolCall("c1", "lookup_order", '{"order_id": "ORD-4821"}')
+            self.messages += [Message(role="assistant", tool_calls=(call,)),
+                              Message(role="tool", content='{"status": "shipped"}',
+                                      tool_call_id="c1", name="lookup_order")]
+        self.messages.append(Message(role="assistant", content=text))
+        return self._keep(asyncio.run(self.session.reply(tuple(self.messages))))
+
+    def _keep(self, turn: PersonTurn) -> PersonTurn:
+        self.messages.append(Message(role="user", content=turn.text))
+        self.turns.append(turn)
+        return turn
+
+
+def without_facts(text: str) -> str:
+    for value in (*FACTS.values(), "ORD-48"):
+        text = text.replace(value, "")
+    return re.sub(r"ORD-\d+", "", text)
+
+
+# --------------------------------------------------------------------------- personas
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32), stance=st.sampled_from(STANCES))
+def test_sampled_personas_are_valid_and_deterministic(seed: int, stance: str) -> None:
+    drawn = sample_persona(random.Random(seed), stance)
+    assert drawn == sample_persona(random.Random(seed), stance)
+    assert drawn.texture in TEXTURES and drawn.tone in TONES and drawn.length in LENGTHS
+    assert 1 <= drawn.patience <= 5 and drawn.stance == stance
+
+
+def test_persona_weights_are_not_uniform_and_follow_the_stance() -> None:
+    rng = random.Random(0)
+    ordinary = [sample_persona(rng, "ordinary") for _ in range(3000)]
+    frustrated = [sample_persona(rng, "frustrated") for _ in range(3000)]
+    textures = Counter(p.texture for p in ordinary)
+    assert textures.most_common(1)[0][0] == "plain" and len(textures) == len(TEXTURES)
+    assert Counter(p.tone for p in frustrated)["frustrated"] > \
+        2 * Counter(p.tone for p in ordinary)["frustrated"]
+    mean = sum(p.patience for p in frustrated) / 3000
+    assert mean < sum(p.patience for p in ordinary) / 3000
+
+
+_LABELS = {*TEXTURES, *TONES, *LENGTHS, *STANCES, "run on", "texture", "tone", "patience",
+           "stance", "persona", "emoji", "typo", "lowercase"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32), stance=st.sampled_from(STANCES))
+def test_the_aside_is_prose_without_labels(seed: int, stance: str) -> None:
+    drawn = sample_persona(random.Random(seed), stance)
+    aside = persona_aside(drawn)
+    assert aside.startswith(f"You are {drawn.name}.") and "=" not in aside
+    words = set(re.findall(r"[a-z_]+", aside.lower()))
+    assert not {label for label in _LABELS if " " not in label} & words, aside
+    assert "run on" not in aside.lower()
+    count = ("one", "two", "three", "four", "five")[drawn.patience - 1]
+    assert f"give up after {count} unhelpful" in aside
+    assert drawn.aside() == aside
+
+
+# --------------------------------------------------------------------------- template
+
+
+@settings(max_examples=120, deadline=None)
+@given(seed=st.integers(0, 2**31), stance=st.sampled_from(STANCES),
+       texture=st.sampled_from(TEXTURES), tone=st.sampled_from(TONES),
+       length=st.sampled_from(LENGTHS), history=st.sampled_from(HISTORIES))
+def test_the_opening_reads_as_its_stance_and_history(seed: int, stance: str, texture: str,
+                                                      tone: str, length: str,
+                                                      history: str) -> None:
+    who = persona(stance=stance, texture=texture, tone=tone, length=length)
+    talk = Conversation(plan(who, seed=seed, history=history))
+    opening = talk.open().text
+    assert classify_stance(opening) == stance, opening
+    replies = [talk.agent(text).text for text in (
+        "Let me check that for you.", "What's your order number?",
+        "Sorry, the system had an error.", "What is your date of birth?",
+        "Shall I go ahead?", "Your refund has been issued.")]
+    read = situate(first_ask=opening, user_turns=[opening, *replies], steps=[],
+                   policy_rule="x").history
+    expected = history if history in ("repeat_visit", "contradicts_earlier") else "fresh"
+    assert read == expected, (opening, replies)
+
+
+def test_the_same_seed_gives_the_same_person() -> None:
+    def run(seed: int) -> list[str]:
+        talk = Conversation(plan(persona(texture="typo", tone="anxious"), seed=seed))
+        texts = [talk.open().text]
+        for text in ("What's your order number?", "Sorry, that failed.", "Sorry, that failed."):
+            texts.append(talk.agent(text).text)
+        return texts
+
+    assert run(3) == run(3)
+    assert len({tuple(run(seed)) for seed in range(8)}) > 4
+
+
+@pytest.mark.parametrize("texture", TEXTURES)
+def test_the_texture_holds_on_every_turn(texture: str) -> None:
+    ask_words = {"want", "refund", "order", "blender", "arrived", "damaged"}
+    misspelled = with_emoji = total = 0
+    for seed in range(6):
+        talk = Conversation(plan(persona(texture=texture, tone="friendly", patience=5),
+                                 seed=seed))
+        turns = [talk.open().text] + [talk.agent(text).text for text in (
+            "Could you give me your email address?", "Sorry, something went wrong.",
+            "Could you confirm the order number?", "Sorry, the system is down right now.")]
+        misspelled += not ask_words <= set(re.findall(r"[a-z]+", turns[0].lower()))
+        for text in turns:
+            bare = without_facts(text)
+            total += 1
+            with_emoji += "😊" in text
+            if texture == "lowercase":
+                assert bare == bare.lower() and "." not in bare, text
+            else:
+                assert text[0] == text[0].upper(), text
+            if texture == "formal":
+                assert not re.search(r"\b(I'm|don't|can't|I've|that's|it's)\b", bare), text
+            if texture == "clipped":
+                assert not re.search(r"\b(the|a|an|please)\b", bare, re.I), text
+        if texture == "formal":
+            assert turns[0].endswith("Kind regards,\nHana")
+    assert (misspelled >= 3) is (texture == "typo")
+    assert (with_emoji >= total * 0.6) is (texture == "emoji")
+    assert with_emoji == 0 or texture == "emoji"
+
+
+def test_typos_never_touch_the_facts() -> None:
+    for seed in range(30):
+        talk = Conversation(plan(persona(texture="typo", length="long"), seed=seed))
+        opening = talk.open().text
+        answer = talk.agent("What is your email address and order number?").text
+        assert "ana.k@mailbox.test" in opening + answer and "ORD-4821" in opening + answer
+
+
+def test_facts_are_given_when_asked() -> None:
+    talk = Conversation(plan(persona(length="short"), seed=2, ask="Refund my order please."))
+    talk.open()
+    assert "ana.k@mailbox.test" in talk.agent("What email is on the account?").text
+    assert "ORD-4821" in talk.agent("And which order is it? I need the order number.").text
+    again = talk.agent("Can you give me the order number again?")
+    assert "already" in again.text and "ORD-4821" in again.text and not again.leaves
+
+
+def test_a_question_about_an_unknown_detail_costs_patience() -> None:
+    talk = Conversation(plan(persona(patience=2), seed=1))
+    talk.open()
+    first = talk.agent("What is your date of birth?")
+    assert not first.leaves and re.search(r"don't have|not a clue", first.text.lower())
+    second = talk.agent("I still need your mother's maiden name, what is it?")
+    assert second.leaves and not second.done
+
+
+@pytest.mark.parametrize("patience", [1, 2, 3, 4, 5])
+def test_patience_counts_unhelpful_replies(patience: int) -> None:
+    talk = Conversation(plan(persona(patience=patience), seed=patience))
+    talk.open()
+    replies = [talk.agent(f"Sorry, an error occurred (code {n}). Please try again later.")
+               for n in range(patience)]
+    assert [turn.leaves for turn in replies] == [False] * (patience - 1) + [True]
+    assert not any(turn.done for turn in replies)
+
+
+def test_a_repeated_agent_message_is_unhelpful() -> None:
+    talk = Conversation(plan(persona(patience=2), seed=4))
+    talk.open()
+    assert not talk.agent("Let me look into it.").leaves
+    assert not talk.agent("Let me look into it.").leaves  # 2 -> 1
+    assert talk.agent("Let me look into it.").leaves
+
+
+@pytest.mark.parametrize(("text", "done"), [
+    ("Your refund has been issued; it takes 3-5 days.", True),
+    ("All done! Anything else I can help with?", True),
+    ("I've processed the refund for order ORD-4821.", True),
+    ("The order is now cancelled.", True),
+    ("I've passed this to a colleague in billing who will email you.", True),
+    ("Your refund has not been issued yet.", False),
+    ("Sorry, I couldn't complete the refund.", False),
+    ("Shall I go ahead with the refund of 20 EUR?", False),
+    ("Your order has been delayed by the courier.", False),
+])
+def test_done_claims_end_with_thanks(text: str, done: bool) -> None:
+    talk = Conversation(plan(persona(tone="polite"), seed=5))
+    talk.open()
+    turn = talk.agent(text, with_tool=True)
+    assert turn.done is done and not turn.leaves
+    if done:
+        assert re.search(r"thank|bye", turn.text.lower())
+
+
+def test_a_confirmation_question_gets_a_yes() -> None:
+    talk = Conversation(plan(seed=6))
+    talk.open()
+    assert talk.agent("Would you like me to refund order ORD-4821?").text.lower().startswith(
+        "yes")
+
+
+def test_an_informative_answer_ends_a_question_goal() -> None:
+    talk = Conversation(plan(tool="lookup_order", seed=7, ask="Where is my order?"))
+    talk.open()
+    assert not talk.agent("Let me check the status of your order for you now.").done
+    assert talk.agent("Your order shipped with UPS yesterday and arrives on Friday.").done
+
+
+def test_a_contradiction_is_taken_back_on_the_first_reply() -> None:
+    talk = Conversation(plan(persona(length="short"), seed=8, history="contradicts_earlier"))
+    opening = talk.open().text
+    wrong = re.search(r"ORD-\d{4}", opening)
+    assert wrong and wrong.group(0) != "ORD-4821"
+    reply = talk.agent("Your refund has been issued.").text
+    assert reply.startswith("Actually, I meant ORD-4821") and wrong.group(0) in reply
+    assert not talk.turns[-1].done
+
+
+def test_the_person_only_reads_what_the_agent_wrote() -> None:
+    talk = Conversation(plan(seed=9))
+    talk.open()
+    talk.messages.append(Message(role="tool", content="Your refund has been issued.",
+                                 tool_call_id="x"))
+    turn = talk.agent("Let me look at that.")
+    assert not turn.done
+
+
+def test_a_template_turn_is_fast() -> None:
+    rng = random.Random(1)
+    began, turns = time.process_time(), 0
+    for seed in range(200):
+        talk = Conversation(plan(sample_persona(rng, rng.choice(STANCES)), seed=seed,
+                                 history=rng.choice(HISTORIES)))
+        talk.open()
+        for text in ("Could you share your order number?", "Let me check.",
+                     "Sorry, that failed.", "Your refund has been issued."):
+            if talk.turns[-1].done or talk.turns[-1].leaves:
+                break
+            talk.agent(text)
+        turns += len(talk.turns)
+    per_turn = (time.process_time() - began) / turns
+    assert per_turn < 0.001, f"{per_turn * 1e3:.3f} ms per turn (aim: well under 0.2 ms)"
+
+
+# --------------------------------------------------------------------------- model person
+
+
+class ScriptedBackend:
+    """A chat backend that answers from a script and keeps the requests it was sent."""
+
+    def __init__(self, replies: Sequence[str]) -> None:
+        self.spec = "scripted:person"
+        self.model = "scripted"
+        self.replies = list(replies)
+        self.requests: list[ModelRequest] = []
+
+    async def complete(self, request: ModelRequest) -> ModelReply:
+        self.requests.append(request)
+        return ModelReply(message=Message(role="assistant", content=self.replies.pop(0)),
+                          finish_reason="stop", usage=TokenUsage(40, 9), model="scripted",
+                          cost_usd=0.002)
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_the_scripted_backend_is_a_chat_backend() -> None:
+    assert isinstance(ScriptedBackend([]), ChatBackend)
+
+
+def test_model_person_flips_roles_and_briefs_in_prose() -> None:
+    backend = ScriptedBackend(["hi, refund for my blender pls", "it's ORD-4821",
+                               f"great, thanks! {DONE_TOKEN}"])
+    writer = ModelPerson(backend)
+    assert writer.spec == "scripted:person"
+    who = persona(stance="hurried")
+    session = writer.start(plan(who, seed=21, history="repeat_visit"))
+    opening = asyncio.run(session.opening())
+    assert (opening.text, opening.done, opening.leaves) == ("hi, refund for my blender pls",
+                                                            False, False)
+    assert (opening.usage, opening.cost_usd) == (TokenUsage(40, 9), 0.002)
+    system = backend.requests[0].messages[0]
+    assert system.role == "system" and system.content is not None
+    assert persona_aside(who) in system.content and ASK in system.content
+    assert "ORD-4821" in system.content and "second time" in system.content
+    assert DONE_TOKEN in system.content and LEAVE_TOKEN in system.content
+    assert not backend.requests[0].tools and backend.requests[0].seed is not None
+
+    call = ToolCall("c1", "lookup_order", "{}")
+    transcript = [Message(role="system", content="agent prompt"),
+                  Message(role="user", content=opening.text),
+                  Message(role="assistant", tool_calls=(call,)),
+                  Message(role="tool", content='{"secret": 1}', tool_call_id="c1"),
+                  Message(role="assistant", content="Which order?")]
+    turn = asyncio.run(session.reply(transcript))
+    sent = backend.requests[1].messages
+    assert [m.role for m in sent] == ["system", "user", "assistant", "user"]
+    assert (sent[2].content, sent[3].content) == (opening.text, "Which order?")
+    assert "agent prompt" not in str(sent) and "secret" not in str(sent)
+    assert turn.text == "it's ORD-4821" and not turn.done
+
+    transcript += [Message(role="user", content=turn.text),
+                   Message(role="assistant", content="Refunded.")]
+    last = asyncio.run(session.reply(transcript))
+    assert (last.text, last.done, last.leaves) == ("great, thanks!", True, False)
+
+
+@pytest.mark.parametrize(("raw", "text", "done", "leaves"), [
+    (f"forget it. {LEAVE_TOKEN}", "forget it.", False, True),
+    ("ok bye ## leave ##", "ok bye", False, True),
+    (DONE_TOKEN, "", True, False),
+    ("thanks ###done###\n", "thanks", True, False),
+    ("still waiting", "still waiting", False, False),
+])
+def test_model_person_end_tokens_are_stripped(raw: str, text: str, done: bool,
+                                              leaves: bool) -> None:
+    session = ModelPerson(ScriptedBackend([raw])).start(plan())
+    turn = asyncio.run(session.opening())
+    assert (turn.text, turn.done, turn.leaves) == (text, done, leaves)
+
+
+def test_model_person_refuses_an_empty_message() -> None:
+    session = ModelPerson(ScriptedBackend(["  "])).start(plan())
+    with pytest.raises(BackendError, match=r"scripted:person.*empty"):
+        asyncio.run(session.opening())
+
+
+def test_paraphrase_keeps_identifiers_and_reports_usage() -> None:
+    backend = ScriptedBackend(['"need my money back for ORD-4821, blender came broken"'])
+    text, usage, cost = asyncio.run(paraphrase(
+        backend, "I want a refund for order ORD-4821, the blender arrived damaged.",
+        persona(texture="lowercase", name="Ivo"), seed=4))
+    assert text == "need my money back for ORD-4821, blender came broken"
+    assert (usage, cost) == (TokenUsage(40, 9), 0.002)
+    request = backend.requests[0]
+    assert request.seed == 4 and request.messages[1].content is not None
+    assert "ORD-4821" in request.messages[1].content
+    assert "You are Ivo." in str(request.messages[0].content)
+
+
+@pytest.mark.parametrize(("reply", "problem"), [
+    ("", "empty"), ("i want my money back for the blender", "dropped ORD-4821")])
+def test_paraphrase_failures_are_loud(reply: str, problem: str) -> None:
+    with pytest.raises(BackendError, match=problem):
+        asyncio.run(paraphrase(ScriptedBackend([reply]), "Refund ORD-4821, please.",
+                               persona(), seed=1))

@@ -1,0 +1,543 @@
+"""The simulated world: deterministic, remembers, says no, and reads like production.
+
+The processor's own classifiers (``processor.axes``) serve as the oracle for what a result
+*shows*: a world built for ``already_acted_on`` must produce results the processor reads as
+``already_acted_on``, a scheduled ``timeout`` a step it reads as ``timeout``.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from generator.errors import ToolSchemaError
+from generator.records import Fault, ToolCall, ToolSpec, WorldEvent
+from generator.world import (
+    FAULT_CONDITIONS,
+    World,
+    load_tool_file,
+    looks_like_placeholder,
+    sample_facts,
+    tool_from_structure,
+    tool_kind,
+)
+from processor.axes import situate, step_condition
+from processor.records import Step
+
+_ORDER = {"type": "string", "description": "The order's identifier"}
+LOOKUP = ToolSpec("lookup_order", "Look up an order.", {
+    "type": "object", "properties": {"order_id": _ORDER}, "required": ["order_id"]},
+    exemplars=(
+        '{"order_id": "A-1001", "status": "shipped", "carrier": "UPS", "tracking_number": '
+        '"1Z3F0A22", "total": 89.5, "items": [{"sku": "TR-22", "qty": 1}], '
+        '"placed_at": "2025-06-02", "gift": false}',
+        '{"order_id": "A-1002", "status": "processing", "carrier": "FedEx", "total": 19.0, '
+        '"placed_at": "2025-06-01", "gift": true}',
+        '{"error": "not_found", "message": "No order A-9"}'))
+REFUND = ToolSpec("issue_refund", "Refund an order.", {
+    "type": "object", "properties": {
+        "order_id": _ORDER, "amount": {"type": "number"},
+        "reason": {"type": "string", "enum": ["damaged", "wrong_item", "other"]}},
+    "required": ["order_id", "amount"]})
+CREATE = ToolSpec("create_ticket", "Open a support ticket.", {
+    "type": "object", "properties": {
+        "subject": {"type": "string"}, "email": {"type": "string", "format": "email"}},
+    "required": ["subject", "email"]})
+GET_TICKET = ToolSpec("get_ticket", "Read a ticket.", {
+    "type": "object", "properties": {"ticket_id": {"type": "string"}},
+    "required": ["ticket_id"]})
+DELETE_TICKET = ToolSpec("delete_ticket", "Delete a ticket.", {
+    "type": "object", "properties": {"ticket_id": {"type": "string"}},
+    "required": ["ticket_id"]})
+SEARCH = ToolSpec("search_orders", "Find orders by email.", {
+    "type": "object", "properties": {"email": {"type": "string", "format": "email"}},
+    "required": ["email"]})
+ADDRESS = ToolSpec("update_address", "Change the delivery address.", {
+    "type": "object", "additionalProperties": False, "properties": {
+        "order_id": _ORDER, "address": {"type": "object", "properties": {
+            "line1": {"type": "string"}, "city": {"type": "string"}},
+            "required": ["line1", "city"]}},
+    "required": ["order_id", "address"]})
+TRACK = ToolSpec("track_shipment", "Where a parcel is.", {
+    "type": "object", "properties": {"tracking_number": {"type": "string"}},
+    "required": ["tracking_number"]})
+TOOLS = (LOOKUP, REFUND, CREATE, GET_TICKET, DELETE_TICKET, SEARCH, ADDRESS, TRACK)
+FACTS = {"order_id": "ORD-4821", "email": "ana.k@mailbox.test"}
+
+
+def make(state: str = "entity_exists", seed: int = 7, **kwargs: Any) -> World:
+    return World(TOOLS, seed=seed, world_state=state, facts=kwargs.pop("facts", FACTS),
+                 **kwargs)
+
+
+def ask(world: World, tool: str, arguments: Any, call_id: str = "c1") -> WorldEvent:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return world.call(ToolCall(call_id, tool, text))
+
+
+def body(event: WorldEvent) -> Any:
+    return json.loads(event.result)
+
+
+def as_step(event: WorldEvent) -> Step:
+    return Step(tool=event.tool, call_id=event.call_id, arguments=event.arguments,
+                result=event.result, status="ok", error=None, bound_by="call_id",
+                span_id=None)
+
+
+REFUND_ARGS = {"order_id": "ORD-4821", "amount": 20.0}
+
+# --------------------------------------------------------------------------- determinism
+
+_CALLS = st.lists(st.sampled_from([
+    ("lookup_order", {"order_id": "ORD-4821"}), ("issue_refund", REFUND_ARGS),
+    ("create_ticket", {"subject": "Broken lid", "email": "ana.k@mailbox.test"}),
+    ("search_orders", {"email": "ana.k@mailbox.test"}), ("lookup_order", {"order_id": "X-1"}),
+    ("lookup_order", "{not json"), ("nope", {}),
+]), min_size=1, max_size=8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(calls=_CALLS, seed=st.integers(0, 2**31), state=st.sampled_from(
+    ["entity_exists", "missing", "already_acted_on", "duplicate", "partially_completed"]))
+def test_same_seed_and_calls_give_the_same_events(calls: list[tuple[str, Any]], seed: int,
+                                                   state: str) -> None:
+    first, second = make(state, seed), make(state, seed)
+    assert [ask(first, *call) for call in calls] == [ask(second, *call) for call in calls]
+    assert first.known_ids == second.known_ids
+
+
+def test_another_seed_draws_other_ids_and_values() -> None:
+    events = {}
+    for seed in (1, 2):
+        world = make(seed=seed)
+        ticket = {"subject": "Lid", "email": "a.b@mailbox.test"}
+        events[seed] = (ask(world, "create_ticket", ticket),
+                        ask(world, "lookup_order", {"order_id": "ORD-4821"}))
+    assert events[1][0].entity_id != events[2][0].entity_id
+    assert body(events[1][1])["tracking_number"] != body(events[2][1])["tracking_number"]
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_a_created_record_is_found_by_later_reads() -> None:
+    world = make()
+    created = ask(world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"})
+    assert (created.status, created.effect) == ("ok", "created")
+    ticket = created.entity_id
+    assert ticket and ticket in world.known_ids and ticket in created.result
+    read = ask(world, "get_ticket", {"ticket_id": ticket})
+    assert read.status == "ok" and read.entity_id == ticket
+    assert body(read)["subject"] == "Lid" and body(read)["status"] == "created"
+
+
+def test_a_deleted_record_is_not_found_afterwards() -> None:
+    world = make()
+    ticket = ask(world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"})
+    deleted = ask(world, "delete_ticket", {"ticket_id": ticket.entity_id})
+    assert (deleted.status, deleted.effect) == ("ok", "deleted")
+    for tool in ("get_ticket", "delete_ticket"):
+        again = ask(world, tool, {"ticket_id": ticket.entity_id})
+        assert again.status == "not_found" and body(again)["error"] == "not_found"
+
+
+def test_the_same_update_twice_answers_already_done() -> None:
+    world = make()
+    first = ask(world, "issue_refund", REFUND_ARGS)
+    assert (first.status, first.effect, body(first)["status"]) == ("ok", "updated", "refunded")
+    second = ask(world, "issue_refund", REFUND_ARGS)
+    assert (second.status, second.effect) == ("ok", None)
+    assert body(second)["status"] == "already_refunded"
+    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] == "refunded"
+    other = ask(world, "update_address", {"order_id": "ORD-4821",
+                                         "address": {"line1": "4 Mill Court", "city": "Graz"}})
+    assert other.effect == "updated"
+    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["address"]["city"] == "Graz"
+
+
+@pytest.mark.parametrize(("name", "kind"), [
+    ("get_order", "read"), ("lookup_order", "read"), ("check_cancel_status", "read"),
+    ("create_ticket", "create"), ("book_table", "create"), ("placeOrder", "create"),
+    ("cancel_order", "update"), ("issue_refund", "update"), ("orders.cancel", "update"),
+    ("delete_ticket", "delete"), ("remove_item", "delete"), ("frobnicate", "read"),
+])
+def test_tool_kind_reads_the_verb(name: str, kind: str) -> None:
+    assert tool_kind(name) == kind
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+def test_unknown_tool_lists_the_tools() -> None:
+    event = ask(make(), "refund_everything", {})
+    assert event.status == "unknown_tool"
+    assert body(event)["available_tools"] == sorted(tool.name for tool in TOOLS)
+
+
+@pytest.mark.parametrize(("arguments", "needle"), [
+    ('{"order_id": "ORD-4821"', "not a JSON object"),
+    ('["ORD-4821"]', "not an object"),
+    ({"amount": 3.0}, "order_id"),
+    ({"order_id": "ORD-4821", "amount": "ten"}, "must be number"),
+    ({"order_id": "ORD-4821", "amount": True}, "must be number"),
+    ({"order_id": "ORD-4821", "amount": 3, "reason": "bored"}, "damaged, wrong_item, other"),
+])
+def test_bad_arguments_are_rejected_with_the_problem(arguments: Any, needle: str) -> None:
+    event = ask(make(), "issue_refund", arguments)
+    assert event.status == "rejected" and event.effect is None
+    assert body(event)["error"] == "rejected" and needle in body(event)["message"]
+
+
+def test_nested_and_unknown_arguments_are_rejected() -> None:
+    world = make()
+    missing = ask(world, "update_address", {"order_id": "ORD-4821", "address": {"line1": "x 4"}})
+    assert missing.status == "rejected" and "address.city" in body(missing)["message"]
+    extra = ask(world, "update_address", {"order_id": "ORD-4821", "colour": "red",
+                                          "address": {"line1": "4 Mill Court", "city": "Graz"}})
+    assert extra.status == "rejected" and "colour" in body(extra)["message"]
+
+
+def test_enum_rejection_lists_allowed_values() -> None:
+    event = ask(make(), "issue_refund", {"order_id": "ORD-4821", "amount": 3, "reason": "x"})
+    assert body(event)["allowed"] == ["damaged", "wrong_item", "other"]
+
+
+PLACEHOLDERS = ["first name", "user@example.com", "<order id>", "string", "xxx", "12345",
+                "john doe", "your_order_id", "order_id", "order id", "N/A", "n/a", "none",
+                "{{order_id}}", "ORD-XXXX", "YYYY-MM-DD", "The order's identifier", "...",
+                "0000", "test", "", "  ", "<ORDER_ID>", "[order id]", "e.g. ORD-1234",
+                "your order number", "123456789", "aaaa", "${order_id}"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(value=st.sampled_from(PLACEHOLDERS))
+def test_placeholders_are_refused_with_a_hint(value: str) -> None:
+    event = ask(make(), "lookup_order", {"order_id": value})
+    assert event.status == "refused", value
+    message = body(event)["message"]
+    assert "looks like" in message and "ask the person" in message
+    assert "ORD-4821" not in message  # the hint shows the shape, never the value
+
+
+@pytest.mark.parametrize("value", ["user@example.com", "john doe", "test@test.com"])
+def test_placeholders_in_any_argument_are_refused(value: str) -> None:
+    event = ask(make(), "create_ticket", {"subject": "Lid", "email": value}
+                if "@" in value else {"subject": value, "email": "ana.k@mailbox.test"})
+    assert event.status == "refused"
+
+
+_REAL_IDS = st.from_regex(r"\A[A-HJ-NP-W]{1,4}-[1-9][0-9]{3,6}\Z")
+_REAL_WORDS = st.sampled_from(["Broken lid", "Hana Kovac", "Refund for the kettle",
+                               "wrong size", "42 Elm Street", "Porto", "ana.k@mailbox.test",
+                               "jo.smith@gmail.com", "A-1001", "1Z3F0A22", "2025-06-02"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(value=st.one_of(_REAL_IDS, _REAL_WORDS))
+def test_real_looking_values_are_never_placeholders(value: str) -> None:
+    assert not looks_like_placeholder(value, "order_id", "The order's identifier")
+    world = make(facts={"order_id": value, "email": "ana.k@mailbox.test"})
+    assert ask(world, "lookup_order", {"order_id": value}).status == "ok"
+
+
+def test_unknown_identifiers_are_not_found_but_shown_ones_are() -> None:
+    world = make()
+    event = ask(world, "lookup_order", {"order_id": "ORD-4822"})
+    assert event.status == "not_found" and "ORD-4822" in body(event)["message"]
+    assert ask(world, "track_shipment", {"tracking_number": "1Z9999"}).status == "not_found"
+    tracking = body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["tracking_number"]
+    assert tracking in world.known_ids
+    assert ask(world, "track_shipment", {"tracking_number": tracking}).status == "ok"
+
+
+# --------------------------------------------------------------------------- world states
+
+
+def _situation(events: list[WorldEvent]) -> str:
+    return situate(first_ask="refund please", user_turns=[], steps=[as_step(e) for e in events],
+                   policy_rule="x").world_state
+
+
+@pytest.mark.parametrize("state", ["entity_exists", "missing", "already_acted_on",
+                                   "duplicate", "partially_completed", "unknown"])
+def test_each_world_state_reads_as_itself(state: str) -> None:
+    world = make(state)
+    events = [ask(world, "lookup_order", {"order_id": "ORD-4821"}),
+              ask(world, "issue_refund", REFUND_ARGS)]
+    expected = "entity_exists" if state == "unknown" else state
+    assert _situation(events) == expected
+    if state == "missing":
+        assert {e.status for e in events} == {"not_found"}
+        assert "ORD-4821" not in world.known_ids
+    else:
+        assert "ORD-4821" in world.known_ids
+
+
+def test_already_acted_on_answers_every_action_so() -> None:
+    world = make("already_acted_on")
+    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] == \
+        "already_refunded"
+    for _ in range(2):
+        event = ask(world, "issue_refund", REFUND_ARGS)
+        assert (event.effect, body(event)["status"]) == (None, "already_refunded")
+        assert "already refunded" in body(event)["message"]
+
+
+def test_duplicate_shows_two_matching_records() -> None:
+    world = make("duplicate")
+    record = body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))
+    assert record["duplicate"] is True and len(record["matching_records"]) == 2
+    sibling = record["matching_records"][1]
+    assert sibling != "ORD-4821" and re.fullmatch(r"ORD-\d{4}", sibling)
+    assert ask(world, "lookup_order", {"order_id": sibling}).status == "ok"
+    listing = body(ask(world, "search_orders", {"email": "ana.k@mailbox.test"}))
+    assert listing["count"] == 2 and listing["duplicate"] is True
+
+
+def test_a_partial_action_completes_on_the_second_try() -> None:
+    world = make("partially_completed")
+    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] == "partial"
+    first, second, third = (ask(world, "issue_refund", REFUND_ARGS) for _ in range(3))
+    assert (body(first)["status"], body(first)["completed_items"]) == ("partial", 2)
+    assert (body(second)["status"], second.effect) == ("refunded", "updated")
+    assert body(third)["status"] == "already_refunded"
+
+
+def test_missing_world_without_identifiers_finds_nothing() -> None:
+    world = make("missing", facts={"email": "ana.k@mailbox.test"})
+    assert ask(world, "search_orders", {"email": "ana.k@mailbox.test"}).status == "not_found"
+    created = ask(world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"})
+    assert created.status == "ok"
+
+
+def test_without_identifier_facts_the_state_names_the_persons_record() -> None:
+    world = make("already_acted_on", facts={"email": "ana.k@mailbox.test"})
+    listing = body(ask(world, "search_orders", {"email": "ana.k@mailbox.test"}))
+    order = listing["results"][0]["id"]
+    assert listing["status"] == "already_refunded" and order in world.known_ids
+    assert body(ask(world, "lookup_order", {"order_id": order}))["status"] == "already_refunded"
+
+
+def test_stale_world_reads_carry_old_data() -> None:
+    fresh = body(ask(make(seed=3), "lookup_order", {"order_id": "ORD-4821"}))
+    stale = body(ask(make(seed=3, stale=True), "lookup_order", {"order_id": "ORD-4821"}))
+    assert stale["stale"] is True and "stale" not in fresh
+    assert stale["updated_at"] < fresh["updated_at"]
+    action = body(ask(make(seed=3, stale=True), "issue_refund", REFUND_ARGS))
+    assert "stale" not in action  # only reads come from the stale cache
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@pytest.mark.parametrize("condition", FAULT_CONDITIONS)
+def test_each_fault_fires_once_on_its_call(condition: str) -> None:
+    world = make(faults=[Fault("lookup_order", condition, on_call=2)])
+    events = [ask(world, "lookup_order", {"order_id": "ORD-4821"}, f"c{i}") for i in range(3)]
+    assert [e.status for e in events] == ["ok", condition, "ok"]
+    assert step_condition(as_step(events[1])) == condition
+    assert step_condition(as_step(events[0])) == "success"
+    if condition == "malformed_result":
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(events[1].result)
+    else:
+        answer = body(events[1])
+        assert answer.get("stale") is True if condition == "stale_result" else "error" in answer
+
+
+def test_a_star_fault_hits_the_first_tool_called() -> None:
+    world = make(faults=[Fault("*", "timeout", on_call=1)])
+    first = ask(world, "search_orders", {"email": "ana.k@mailbox.test"})
+    assert first.status == "timeout" and first.effect is None
+    assert ask(world, "lookup_order", {"order_id": "ORD-4821"}).status == "ok"
+    assert ask(world, "search_orders", {"email": "ana.k@mailbox.test"}).status == "ok"
+
+
+def test_a_timeout_on_an_action_changes_nothing() -> None:
+    world = make(faults=[Fault("issue_refund", "timeout", on_call=1)])
+    assert ask(world, "issue_refund", REFUND_ARGS).status == "timeout"
+    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] != "refunded"
+    assert ask(world, "issue_refund", REFUND_ARGS).effect == "updated"
+
+
+def test_unknown_fault_conditions_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown fault condition 'meltdown'"):
+        make(faults=[Fault("lookup_order", "meltdown")])
+    make(faults=[Fault("lookup_order", "success")])  # a tool-condition value, not a fault
+
+
+# --------------------------------------------------------------------------- shapes
+
+
+def test_results_take_the_exemplars_shape_with_new_values() -> None:
+    exemplar = json.loads(LOOKUP.exemplars[0])
+    for seed in range(20):
+        record = body(ask(make(seed=seed), "lookup_order", {"order_id": "ORD-4821"}))
+        for key, value in exemplar.items():
+            assert type(record[key]) is type(value), key
+        assert record["order_id"] == "ORD-4821"
+        assert record["carrier"] in ("UPS", "FedEx")
+        assert record["status"] in ("shipped", "processing")
+        assert record["tracking_number"] != exemplar["tracking_number"]
+        assert re.fullmatch(r"\d[A-Z]\d[A-Z]\d[A-Z]\d\d", record["tracking_number"])
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d", record["placed_at"])
+        assert set(record["items"][0]) == {"sku", "qty"}
+        assert "error" not in record
+
+
+def test_without_exemplars_a_small_generic_record() -> None:
+    world = make()
+    record = body(ask(world, "get_ticket", {"ticket_id": body(ask(
+        world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"}))["id"]}))
+    assert {"ticket_id", "status", "created_at", "updated_at"} <= set(record)
+
+
+def test_no_result_contains_a_harness_word() -> None:
+    world = make("duplicate", faults=[Fault("*", "stale_result", 1)])
+    texts = [ask(world, *call).result for call in [
+        ("lookup_order", {"order_id": "ORD-4821"}), ("issue_refund", REFUND_ARGS),
+        ("search_orders", {"email": "ana.k@mailbox.test"}), ("lookup_order", {"order_id": "x"}),
+        ("create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"})]]
+    assert world.internals()
+    assert not [w for w in world.internals() for text in texts if w in text.lower()]
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def test_sample_facts_reshapes_observed_values() -> None:
+    rng = random.Random(5)
+    facts = [sample_facts(REFUND, rng, ['{"order_id": "A-1001", "amount": 20.5}'])
+             for _ in range(20)]
+    for fact in facts:
+        assert re.fullmatch(r"A-[1-9]\d{3}", fact["order_id"]) and fact["order_id"] != "A-1001"
+        assert set(fact) == {"order_id", "amount"}
+    assert len({fact["order_id"] for fact in facts}) > 10
+
+
+def test_sample_facts_from_the_schema() -> None:
+    tool = ToolSpec("book_visit", "", {"type": "object", "properties": {
+        "customer_id": {"type": "string"}, "email": {"type": "string", "format": "email"},
+        "day": {"type": "string", "format": "date"}, "slot": {"enum": ["am", "pm"]},
+        "party": {"type": "integer", "minimum": 1, "maximum": 8}, "note": {"type": "string"}},
+        "required": ["email", "day", "slot", "party"]})
+    facts = sample_facts(tool, random.Random(1))
+    assert set(facts) == {"customer_id", "email", "day", "slot", "party"}
+    assert re.fullmatch(r"CUS-\d{5}", facts["customer_id"])
+    assert re.fullmatch(r"[a-z]+\.[a-z]@mailbox\.test", facts["email"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", facts["day"]) and facts["slot"] in ("am", "pm")
+    assert 1 <= int(facts["party"]) <= 8
+
+
+_NAMES = st.sampled_from(["order_id", "id", "customer_number", "email", "amount", "name",
+                          "reason", "sku", "quantity", "city", "booking_code", "date",
+                          "first_name", "query", "user_uuid"])
+_SCHEMAS = st.sampled_from([{"type": "string"}, {"type": "integer"}, {"type": "number"},
+                            {"type": "string", "format": "email"},
+                            {"type": "string", "format": "date"}, {},
+                            {"type": "string", "format": "uuid"}])
+
+
+def _typed(value: str, schema: dict[str, Any]) -> Any:
+    kind = schema.get("type")
+    return int(value) if kind == "integer" else float(value) if kind == "number" else value
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(params=st.dictionaries(_NAMES, _SCHEMAS, min_size=1, max_size=5),
+       seed=st.integers(0, 10_000))
+def test_sampled_facts_are_accepted_by_the_world(params: dict[str, dict[str, Any]],
+                                                 seed: int) -> None:
+    tool = ToolSpec("lookup_thing", "", {"type": "object", "properties": params,
+                                         "required": list(params)})
+    facts = sample_facts(tool, random.Random(seed))
+    assert set(facts) == set(params)
+    assert not any(looks_like_placeholder(value, key) for key, value in facts.items())
+    world = World([tool], seed=seed, world_state="entity_exists", facts=facts)
+    arguments = {key: _typed(value, params[key]) for key, value in facts.items()}
+    assert ask(world, "lookup_thing", arguments).status == "ok"
+
+
+# --------------------------------------------------------------------------- tool schemas
+
+
+def test_tool_from_structure() -> None:
+    tool = tool_from_structure(
+        "update_order", '{"order_id":"VARCHAR","amount":"DOUBLE","count":"UBIGINT",'
+        '"items":["VARCHAR"],"opts":{"x":"BOOLEAN"},"meta":"JSON","gone":"NULL"}',
+        exemplars=('{"status": "ok"}',))
+    props = tool.parameters["properties"]
+    assert props["order_id"] == {"type": "string"} and props["amount"] == {"type": "number"}
+    assert props["count"] == {"type": "integer"}
+    assert props["items"] == {"type": "array", "items": {"type": "string"}}
+    assert props["opts"] == {"type": "object", "properties": {"x": {"type": "boolean"}}}
+    assert props["meta"] == {} and props["gone"] == {}
+    assert tool.parameters["required"] == ["order_id"]
+    assert (tool.source, tool.exemplars, tool.description) == (
+        "observed", ('{"status": "ok"}',), "Update order.")
+    world = World([tool], seed=1, world_state="entity_exists", facts={"order_id": "Q-77"})
+    assert ask(world, "update_order", {"order_id": "Q-77", "amount": 2}).status == "ok"
+    assert ask(world, "update_order", {"amount": 2}).status == "rejected"
+
+
+def test_tool_from_a_broken_structure_names_the_tool() -> None:
+    with pytest.raises(ToolSchemaError, match=r"'update_order'.*not JSON"):
+        tool_from_structure("update_order", '{"order_id": VARCHAR')
+    assert tool_from_structure("ping", "").parameters["properties"] == {}
+
+
+def test_load_tool_file_reads_both_styles(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(json.dumps([
+        {"type": "function", "function": {"name": "lookup_order", "description": "Look up.",
+                                          "parameters": LOOKUP.parameters}},
+        {"name": "ping", "description": "Ping."},
+    ]))
+    lookup, ping = load_tool_file(path)
+    assert (lookup.name, lookup.description, lookup.source) == ("lookup_order", "Look up.",
+                                                                 "supplied")
+    assert lookup.parameters == LOOKUP.parameters
+    assert ping.parameters == {"type": "object", "properties": {}}
+
+
+@pytest.mark.parametrize(("content", "needles"), [
+    ("[{", ["not valid JSON"]),
+    ('"tools"', ["JSON string", "list"]),
+    ("[]", ["empty list"]),
+    ('[{"name": "ok"}, 7]', ["tool 1", "not an object"]),
+    ('[{"description": "no name"}]', ["tool 0", '"name"']),
+    ('[{"name": "has space"}]', ["tool 0", "'has space'"]),
+    ('[{"type": "retrieval"}]', ["tool 0", "retrieval"]),
+    ('[{"name": "a", "parameters": {"type": "array"}}]', ["tool 0 (a)", '"type": "object"']),
+    ('[{"name": "a", "parameters": {"properties": []}}]', ["tool 0 (a)", "properties"]),
+    ('[{"name": "a", "parameters": {"properties": {"x": {"type": "text"}}}}]',
+     ["tool 0 (a)", "properties.x.type", "'text'"]),
+    ('[{"name": "a", "parameters": {"properties": {"x": {}}, "required": ["y"]}}]',
+     ["tool 0 (a)", "required", "y"]),
+    ('[{"name": "a", "parameters": {"properties": {"x": {"enum": []}}}}]',
+     ["tool 0 (a)", "enum"]),
+    ('[{"name": "a"}, {"name": "a"}]', ["tool 1 (a)", "unique"]),
+])
+def test_malformed_tool_files_name_file_tool_and_problem(tmp_path: Path, content: str,
+                                                         needles: list[str]) -> None:
+    path = tmp_path / "tools.json"
+    path.write_text(content)
+    with pytest.raises(ToolSchemaError) as caught:
+        load_tool_file(path)
+    message = str(caught.value)
+    assert str(path) in message
+    for needle in needles:
+        assert needle in message, (needle, message)
+
+
+def test_a_missing_tool_file_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ToolSchemaError, match=r"cannot read the tool file .*nope\.json"):
+        load_tool_file(tmp_path / "nope.json")
