@@ -125,9 +125,10 @@ class BudgetSummary:
 
 
 def _ascii_and_other(text: str) -> tuple[int, int]:
-    encoded = text.encode("utf-8")
-    ascii_chars = sum(1 for byte in encoded if byte < 0x80)
-    return ascii_chars, len(encoded) - ascii_chars
+    if text.isascii():
+        return len(text), 0
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return ascii_chars, len(text.encode("utf-8")) - ascii_chars
 
 
 def estimate_tokens(text: str) -> int:

@@ -47,7 +47,7 @@ from generator.person import ModelPerson, PersonWriter, TemplatePerson
 from generator.plan import Plan, PlanOptions, build_plan, coverage_of, load_plan_inputs
 from generator.prices import PriceTable
 from generator.record import RunRecord, build_record
-from generator.records import ChatBackend, PlannedRollout, Rollout, Transcript
+from generator.records import ChatBackend, Message, PlannedRollout, Rollout, Transcript
 from generator.rollout_store import (
     find_resumable,
     finish_run,
@@ -63,7 +63,6 @@ from generator.simulate import (
     Meter,
     is_free,
     simulate,
-    text_tokens,
 )
 from generator.world import load_tool_file
 from tracemill.store import Store
@@ -471,9 +470,9 @@ class _Execution:
         if judge is None:
             return await self.roles.grader.grade(plan, transcript)
         meter = Meter(self.ledger, self.prices)
-        reservation = meter.reserve(judge.model, is_free(judge.spec),
-                                    2 * text_tokens(transcript.messages, ()) + 512,
-                                    self.config.limits.max_tokens)
+        # the judge reads the rendered transcript, the rubric and its instructions
+        reservation = meter.reserve(judge.model, is_free(judge.spec), transcript.messages,
+                                    (), self.config.limits.max_tokens, extra_tokens=2048)
         if reservation is None:
             return None
         try:
@@ -491,8 +490,9 @@ class _Execution:
 
         writer = self.roles.writer
         meter = Meter(self.ledger, self.prices)
-        reservation = meter.reserve(writer.model, is_free(writer.spec),
-                                    4 * (len(item.goal.ask) // 3 + 1) + 256, 512)
+        prompt = Message(role="user", content=item.goal.ask + " " + item.persona.aside())
+        reservation = meter.reserve(writer.model, is_free(writer.spec), (prompt,), (), 512,
+                                    extra_tokens=256)
         if reservation is None:
             return item
         try:

@@ -72,17 +72,20 @@ class Meter:
         self.cost = 0.0
         self.calls = 0
 
-    def reserve(self, backend_model: str, free: bool, input_tokens: int,
-                max_tokens: int) -> Reservation | None:
-        """Reserve the worst case of one call; None when the budget cannot cover it."""
-        worst = TokenUsage(input_tokens, max_tokens)
-        if self.ledger.budget.kind == "usd":
-            amount = 0.0 if free else self.prices.cost(backend_model, worst)
-        elif self.ledger.budget.kind == "tokens":
-            amount = float(worst.total)
-        else:
-            amount = 0.0
-        return self.ledger.reserve(amount)
+    def reserve(self, backend_model: str, free: bool, messages: Sequence[Message],
+                tools: Sequence[ToolSpec], max_tokens: int,
+                extra_tokens: int = 0) -> Reservation | None:
+        """Reserve the worst case of one call; None when the budget cannot cover it.
+
+        The input is estimated from the text only when the budget counts tokens or money
+        (a rollouts budget needs no estimate, and offline backends cost nothing)."""
+        kind = self.ledger.budget.kind
+        if kind == "rollouts" or (kind == "usd" and free):
+            return self.ledger.reserve(0.0)
+        worst = TokenUsage(text_tokens(messages, tools) + extra_tokens, max_tokens)
+        if kind == "usd":
+            return self.ledger.reserve(self.prices.cost(backend_model, worst))
+        return self.ledger.reserve(float(worst.total))
 
     def settle(self, reservation: Reservation, usage: TokenUsage, cost: float) -> None:
         """Record what the call actually used."""
@@ -138,8 +141,8 @@ async def simulate(
                           finish_reasons=tuple(finish_reasons))
 
     async def person_says(first: bool) -> PersonTurn | None:
-        reservation = meter.reserve(person.spec, person_free,
-                                    text_tokens(messages, ()), limits.max_tokens)
+        reservation = meter.reserve(person.spec, person_free, messages, (),
+                                    limits.max_tokens)
         if reservation is None:
             return None
         turn = await (session.opening() if first else session.reply(tuple(messages)))
@@ -156,8 +159,8 @@ async def simulate(
 
     for turn_number in range(1, limits.max_turns + 1):
         for round_ in range(limits.max_tool_rounds):
-            reservation = meter.reserve(agent.model, agent_free,
-                                        text_tokens(messages, tools), limits.max_tokens)
+            reservation = meter.reserve(agent.model, agent_free, messages, tools,
+                                        limits.max_tokens)
             if reservation is None:
                 return done("budget")
             request = ModelRequest(

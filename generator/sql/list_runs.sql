@@ -6,4 +6,4 @@ SELECT r.run_id, r.state, r.config->>'agent' AS agent,
        strftime(make_timestamp(CAST(r.started_unix_nano // 1000 AS BIGINT)), '%Y-%m-%d %H:%M:%S')
 FROM generation_runs AS r LEFT JOIN rollouts AS o USING (run_id)
 GROUP BY ALL
-ORDER BY r.started_unix_nano DESC;
+ORDER BY max(r.started_unix_nano) DESC;
