@@ -101,6 +101,9 @@ def _generate_options(parser: argparse.ArgumentParser) -> None:
         help="Timeout of one model request (default 60).")
     add("--max-retries", type=int, metavar="N",
         help="Retries of a model request on 429, 5xx and timeouts (default 4).")
+    add("--logprobs", action="store_const", const=True,
+        help="Store the agent's token log probabilities with each rollout "
+             "(OpenAI-compatible backends).")
     add("--resume", metavar="RUN_ID",
         help="Continue this unfinished run (same options); by default an unfinished run "
              "with the same options is resumed anyway.")
@@ -141,14 +144,15 @@ def run_config(settings: Settings) -> Any:
         time_limit_s=settings.time_limit_seconds or None,
         saturation_window=settings.saturation_window,
         pass_threshold=settings.pass_threshold,
-        limits=Limits(max_turns=settings.max_turns),
+        limits=Limits(max_turns=settings.max_turns, logprobs=settings.logprobs),
         plan=PlanOptions(seed=settings.seed, exploration_share=settings.exploration_share,
                          guard_share=settings.guard_share, fault_rate=settings.fault_rate,
                          prefer_success=settings.prefer_success,
                          paraphrase=settings.writer_model is not None),
         backend=BackendOptions(timeout_s=settings.request_timeout_seconds,
                                max_retries=settings.max_retries,
-                               concurrency=settings.concurrency, prices=prices),
+                               concurrency=settings.concurrency, prices=prices,
+                               logprobs=settings.logprobs),
     )
 
 

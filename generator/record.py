@@ -88,7 +88,10 @@ class RunRecord:
     cells: list[CellResult]
     """Per target / guard cell: rollouts, graded, failed."""
     coverage: CoverageSummary
-    """Pairs of axis values in the grid, planned and covered by finished rollouts."""
+    """Pairs of axis values in the grid (``planned``: all pairs of the grid) and those the
+    finished rollouts show (``covered``, ``fraction``)."""
+    pairs_planned: int
+    """Pairs of the grid the plan's rollouts were built to show."""
     model_calls: int
     """Model calls of all roles."""
     input_tokens: int
@@ -200,7 +203,7 @@ def build_record(
         failure_classes=dict(classes), planted=dict(planted),
         cells=[CellResult(label, status[label], *counts)
                for label, counts in sorted(cells.items(), key=lambda kv: -kv[1][0])],
-        coverage=coverage,
+        coverage=coverage, pairs_planned=plan.pairs_planned,
         model_calls=sum(r.transcript.model_calls for r in finished),
         input_tokens=sum(r.transcript.usage.input_tokens for r in finished),
         output_tokens=sum(r.transcript.usage.output_tokens for r in finished),
@@ -225,8 +228,9 @@ def render_record(record: RunRecord) -> str:
         f"  budget: {b.spent:g} of {b.limit:g} {b.kind} spent; {record.model_calls} model "
         f"calls, {record.input_tokens + record.output_tokens} tokens, "
         f"${record.cost_usd:.4f}",
-        f"  coverage: {record.coverage.covered} of {record.coverage.planned} pairs "
-        f"({record.coverage.fraction:.0%})",
+        f"  coverage: {record.coverage.covered} of the grid's {record.coverage.planned} "
+        f"pairs shown ({record.coverage.fraction:.0%}); the plan aimed at "
+        f"{record.pairs_planned}",
         f"  speed: {record.rollouts_per_s:g} rollouts/s over {record.duration_s:g} s",
         "  ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(record.ended_by.items())),
     ]

@@ -359,6 +359,9 @@ class Transcript:
     """The agent backend's ``finish_reason`` for each agent reply, in order (``stop``,
     ``tool_calls``, ``length`` ...); empty when not recorded. The ``cut_off`` conduct check
     reads it."""
+    logprobs: tuple[tuple[float, ...] | None, ...] = ()
+    """Per agent reply, its tokens' log probabilities (None where the backend gave none);
+    empty unless the run asked for them."""
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ _COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("failure_class", pa.string()), ("reason", pa.string()),
     ("markers", pa.list_(pa.string())), ("checks", pa.string()),
     ("labeled_by", pa.string()), ("duration_s", pa.float64()),
-    ("created_unix_nano", pa.uint64()),
+    ("created_unix_nano", pa.uint64()), ("logprobs", pa.string()),
 )
 _SCHEMA = pa.schema(list(_COLUMNS))
 
@@ -92,6 +92,7 @@ def rollout_row(run_id: str, agent_spec: str, rollout: Rollout) -> dict[str, obj
         "labeled_by": grade.labeled_by if grade else None,
         "duration_s": rollout.duration_s,
         "created_unix_nano": time.time_ns(),
+        "logprobs": _json(transcript.logprobs) if transcript.logprobs else None,
     }
 
 

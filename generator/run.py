@@ -345,7 +345,14 @@ def _resolve_run(cursor: object, fingerprint: str, resume: str | None) -> tuple[
     if existing is not None:
         _log.info("resuming unfinished run %s", existing)
         return existing, True
-    run_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + fingerprint[:8]
+    # The same options twice within one second would get the same id, and the second run
+    # would find the first one's rollouts as "already stored" and write nothing.
+    base = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + fingerprint[:8]
+    run_id = base
+    for attempt in itertools.count(2):
+        if run_exists(cursor, run_id) is None:
+            break
+        run_id = f"{base}-{attempt}"
     return run_id, False
 
 

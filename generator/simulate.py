@@ -130,6 +130,7 @@ async def simulate(
     events: list[WorldEvent] = []
     planted: list[str] = []
     finish_reasons: list[str] = []
+    logprobs: list[tuple[float, ...] | None] = []
     tools = tuple(tools)
     agent_free = is_free(agent.spec)
     person_free = is_free(person.spec)
@@ -138,7 +139,8 @@ async def simulate(
         return Transcript(messages=tuple(messages), events=tuple(events), ended_by=ended_by,
                           usage=meter.usage, cost_usd=meter.cost, model_calls=meter.calls,
                           planted=tuple(planted), error=error,
-                          finish_reasons=tuple(finish_reasons))
+                          finish_reasons=tuple(finish_reasons),
+                          logprobs=tuple(logprobs) if limits.logprobs else ())
 
     async def person_says(first: bool) -> PersonTurn | None:
         reservation = meter.reserve(person.spec, person_free, messages, (),
@@ -176,6 +178,7 @@ async def simulate(
             messages.append(reply.message)
             planted.extend(reply.planted)
             finish_reasons.append(reply.finish_reason)
+            logprobs.append(reply.logprobs)
             if not reply.message.tool_calls:
                 break
             for call in reply.message.tool_calls:

@@ -191,6 +191,11 @@ class Settings(BaseModel):
         description="Stop a run when this many rollouts in a row add no new pair of axis "
         "values and no new failure (0: never).",
     )
+    logprobs: bool = Field(
+        default=False,
+        description="Ask the agent's backend for token log probabilities and store them "
+        "with each rollout (OpenAI-compatible backends).",
+    )
     request_timeout_seconds: float = Field(
         default=60.0, gt=0, description="Timeout of one model request."
     )
