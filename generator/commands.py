@@ -93,6 +93,8 @@ def _generate_options(parser: argparse.ArgumentParser) -> None:
              "0.5 or more faults are covered pairwise).")
     add("--no-prefer-success", dest="prefer_success", action="store_const", const=False,
         help="Put tool conditions into the covering array instead of sampling faults.")
+    add("--max-rollouts", type=int, metavar="N",
+        help="Most rollouts a token or money budget plans (default 5000).")
     add("--saturation-window", type=int, metavar="N",
         help="Stop when N rollouts in a row add nothing new (default 250; 0: never).")
     add("--pass-threshold", type=float, metavar="X",
@@ -142,7 +144,7 @@ def run_config(settings: Settings) -> Any:
         system_prompt=_read_text(settings.system_prompt_file, "system prompt"),
         tools_file=settings.tools_file, concurrency=settings.concurrency,
         time_limit_s=settings.time_limit_seconds or None,
-        saturation_window=settings.saturation_window,
+        saturation_window=settings.saturation_window, max_rollouts=settings.max_rollouts,
         pass_threshold=settings.pass_threshold,
         limits=Limits(max_turns=settings.max_turns, logprobs=settings.logprobs),
         plan=PlanOptions(seed=settings.seed, exploration_share=settings.exploration_share,

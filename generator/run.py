@@ -28,6 +28,7 @@ import asyncio
 import hashlib
 import itertools
 import logging
+import math
 import sys
 import time
 from collections import Counter
@@ -47,7 +48,14 @@ from generator.person import ModelPerson, PersonWriter, TemplatePerson
 from generator.plan import Plan, PlanOptions, build_plan, coverage_of, load_plan_inputs
 from generator.prices import PriceTable
 from generator.record import RunRecord, build_record
-from generator.records import ChatBackend, Message, PlannedRollout, Rollout, Transcript
+from generator.records import (
+    ChatBackend,
+    Message,
+    PlannedRollout,
+    Rollout,
+    TokenUsage,
+    Transcript,
+)
 from generator.rollout_store import (
     find_resumable,
     finish_run,
@@ -101,7 +109,7 @@ class RunConfig:
     """Conversations in flight."""
     time_limit_s: float | None = None
     """Stop starting rollouts after this many seconds."""
-    max_rollouts: int = 10_000
+    max_rollouts: int = 5_000
     """Most rollouts planned for a token or money budget."""
     saturation_window: int = 250
     """Stop when this many finished rollouts in a row add no new pair and no new failure
@@ -249,8 +257,7 @@ async def run_generation(
     roles = _Roles(config, credentials, options)
     try:
         _check_prices(config, roles, prices)
-        capacity = (int(config.budget.limit) if config.budget.kind == "rollouts"
-                    else config.max_rollouts)
+        capacity = plan_capacity(config, prices)
         cursor = store.cursor()
         try:
             inputs = load_plan_inputs(cursor, tools=tools)
@@ -288,6 +295,26 @@ async def run_generation(
         return record
     finally:
         await roles.aclose()
+
+
+MIN_TOKENS_PER_ROLLOUT = 400
+"""A floor on the tokens one rollout uses (system prompt, ask, tool schemas and one reply
+are more), so that a token or money budget never plans fewer rollouts than it can pay."""
+
+
+def plan_capacity(config: RunConfig, prices: PriceTable) -> int:
+    """How many rollouts to plan: the budget in rollouts, else as many as the budget
+    could pay at :data:`MIN_TOKENS_PER_ROLLOUT` each, at most ``max_rollouts``."""
+    budget = config.budget
+    if budget.kind == "rollouts":
+        return int(budget.limit)
+    if budget.kind == "tokens":
+        return max(1, min(config.max_rollouts, math.ceil(budget.limit / MIN_TOKENS_PER_ROLLOUT)))
+    floor_cost = 0.0 if is_free(config.agent) else prices.cost(
+        _model_key(config.agent) or config.agent, TokenUsage(MIN_TOKENS_PER_ROLLOUT, 0))
+    if floor_cost <= 0:
+        return config.max_rollouts
+    return max(1, min(config.max_rollouts, math.ceil(budget.limit / floor_cost)))
 
 
 def _digest(text: str | None) -> str | None:
@@ -381,6 +408,8 @@ class _Execution:
                         disable=not (progress and sys.stderr.isatty()), file=sys.stderr,
                         desc="generate")
         self.outcomes: Counter[str] = Counter()
+        self.budget_hit = False
+        """Set when a rollout could not pay for its next model call: start no more."""
 
     async def run(self) -> str:
         deadline = (time.monotonic() + self.config.time_limit_s
@@ -398,6 +427,9 @@ class _Execution:
                     break
                 if saturated.is_set():
                     stop_reason = "saturated"
+                    break
+                if self.budget_hit:
+                    stop_reason = "budget"
                     break
                 while len(in_flight) >= self.config.concurrency:
                     _done, in_flight = await asyncio.wait(
@@ -419,7 +451,7 @@ class _Execution:
                 task.cancel()
         finally:
             flusher.cancel()
-            await asyncio.to_thread(self._flush)
+            await self._flush()
             self.bar.close()
         return stop_reason
 
@@ -462,12 +494,14 @@ class _Execution:
             self.ledger.release_rollout()
             return
         self.finished.append(rollout)
+        if rollout.transcript.ended_by == "budget":
+            self.budget_hit = True
         self.pending.append(rollout_row(self.run_id, self.config.agent, rollout))
         self.bar.update(1)
         if self.saturation.observe(rollout):
             saturated.set()
         if len(self.pending) >= _FLUSH_ROWS:
-            await asyncio.to_thread(self._flush)
+            await self._flush()
 
     async def _graded(self, plan: PlannedRollout,
                       transcript: Transcript) -> GraderVerdict | None:
@@ -478,7 +512,7 @@ class _Execution:
             return await self.roles.grader.grade(plan, transcript)
         meter = Meter(self.ledger, self.prices)
         # the judge reads the rendered transcript, the rubric and its instructions
-        reservation = meter.reserve(judge.model, is_free(judge.spec), transcript.messages,
+        reservation = await meter.reserve(judge.model, is_free(judge.spec), transcript.messages,
                                     (), self.config.limits.max_tokens, extra_tokens=2048)
         if reservation is None:
             return None
@@ -498,7 +532,7 @@ class _Execution:
         writer = self.roles.writer
         meter = Meter(self.ledger, self.prices)
         prompt = Message(role="user", content=item.goal.ask + " " + item.persona.aside())
-        reservation = meter.reserve(writer.model, is_free(writer.spec), (prompt,), (), 512,
+        reservation = await meter.reserve(writer.model, is_free(writer.spec), (prompt,), (), 512,
                                     extra_tokens=256)
         if reservation is None:
             return item
@@ -517,12 +551,17 @@ class _Execution:
         while True:
             await asyncio.sleep(_FLUSH_EVERY_S)
             if self.pending:
-                await asyncio.to_thread(self._flush)
+                await self._flush()
 
-    def _flush(self) -> None:
+    async def _flush(self) -> None:
+        # The pending rows are taken here, on the event loop: taken on the worker thread,
+        # a row appended by a rollout finishing meanwhile could land in the list already
+        # copied for the insert, and be lost without a trace.
         rows, self.pending = self.pending, []
-        if not rows:
-            return
+        if rows:
+            await asyncio.to_thread(self._insert, rows)
+
+    def _insert(self, rows: list[dict[str, object]]) -> None:
         cursor = self.store.cursor()
         try:
             insert_rollouts(cursor, rows)

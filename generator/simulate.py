@@ -19,6 +19,7 @@ actual figure afterwards, so a run never spends past its budget.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -37,6 +38,8 @@ from generator.records import (
     WorldEvent,
 )
 from generator.world import World
+
+_SETTLE_POLL_S = 0.02
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are a customer support agent. Use the tools to look things up and to act; "
@@ -72,20 +75,27 @@ class Meter:
         self.cost = 0.0
         self.calls = 0
 
-    def reserve(self, backend_model: str, free: bool, messages: Sequence[Message],
-                tools: Sequence[ToolSpec], max_tokens: int,
-                extra_tokens: int = 0) -> Reservation | None:
+    async def reserve(self, backend_model: str, free: bool, messages: Sequence[Message],
+                      tools: Sequence[ToolSpec], max_tokens: int,
+                      extra_tokens: int = 0) -> Reservation | None:
         """Reserve the worst case of one call; None when the budget cannot cover it.
 
-        The input is estimated from the text only when the budget counts tokens or money
-        (a rollouts budget needs no estimate, and offline backends cost nothing)."""
+        When the call does not fit only because other calls in flight hold the rest of
+        the budget, wait for them to settle (they usually use less than they held);
+        give up once nothing is held and it still does not fit. The input is estimated
+        from the text only when the budget counts tokens or money (a rollouts budget
+        needs no estimate, and offline backends cost nothing)."""
         kind = self.ledger.budget.kind
         if kind == "rollouts" or (kind == "usd" and free):
             return self.ledger.reserve(0.0)
         worst = TokenUsage(text_tokens(messages, tools) + extra_tokens, max_tokens)
-        if kind == "usd":
-            return self.ledger.reserve(self.prices.cost(backend_model, worst))
-        return self.ledger.reserve(float(worst.total))
+        amount = (self.prices.cost(backend_model, worst) if kind == "usd"
+                  else float(worst.total))
+        while True:
+            reservation = self.ledger.reserve(amount)
+            if reservation is not None or self.ledger.reserved == 0:
+                return reservation
+            await asyncio.sleep(_SETTLE_POLL_S)
 
     def settle(self, reservation: Reservation, usage: TokenUsage, cost: float) -> None:
         """Record what the call actually used."""
@@ -143,7 +153,7 @@ async def simulate(
                           logprobs=tuple(logprobs) if limits.logprobs else ())
 
     async def person_says(first: bool) -> PersonTurn | None:
-        reservation = meter.reserve(person.spec, person_free, messages, (),
+        reservation = await meter.reserve(person.spec, person_free, messages, (),
                                     limits.max_tokens)
         if reservation is None:
             return None
@@ -161,7 +171,7 @@ async def simulate(
 
     for turn_number in range(1, limits.max_turns + 1):
         for round_ in range(limits.max_tool_rounds):
-            reservation = meter.reserve(agent.model, agent_free, messages, tools,
+            reservation = await meter.reserve(agent.model, agent_free, messages, tools,
                                         limits.max_tokens)
             if reservation is None:
                 return done("budget")

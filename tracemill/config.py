@@ -186,6 +186,11 @@ class Settings(BaseModel):
     system_prompt_file: Path | None = Field(
         default=None, description="The agent's system prompt for model backends."
     )
+    max_rollouts: int = Field(
+        default=5000, ge=1,
+        description="Most rollouts a token or money budget plans (a rollouts budget plans "
+        "exactly its number).",
+    )
     saturation_window: int = Field(
         default=250, ge=0,
         description="Stop a run when this many rollouts in a row add no new pair of axis "
