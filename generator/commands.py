@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -184,7 +185,14 @@ def _generate(args: argparse.Namespace, settings: Settings) -> int:
         print(json.dumps(record.to_json(), indent=2))
     else:
         print(render_record(record))
-    return 130 if record.stop_reason == "interrupted" else 0
+    if record.stop_reason == "interrupted":
+        return 130
+    if record.written and not record.graded:
+        print("tracemill generate: error: no rollout could be graded (see degraded and "
+              "last errors above); the run is stored but holds nothing to train on",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 def _runs(args: argparse.Namespace, settings: Settings) -> int:

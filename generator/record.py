@@ -64,7 +64,7 @@ class RunRecord:
     budget: BudgetSummary
     """Budget kind, limit and spend."""
     stop_reason: str
-    """budget, time_limit, saturated, plan_done or interrupted."""
+    """budget, time_limit, saturated, agent_failing, plan_done or interrupted."""
     planned: int
     """Rollouts in the plan."""
     written: int
@@ -94,6 +94,8 @@ class RunRecord:
     """Pairs of the grid the plan's rollouts were built to show."""
     model_calls: int
     """Model calls of all roles."""
+    retries: int
+    """Agent model calls that were retried before they succeeded (429, 5xx, timeouts)."""
     input_tokens: int
     """Tokens in (all roles)."""
     output_tokens: int
@@ -205,6 +207,7 @@ def build_record(
                for label, counts in sorted(cells.items(), key=lambda kv: -kv[1][0])],
         coverage=coverage, pairs_planned=plan.pairs_planned,
         model_calls=sum(r.transcript.model_calls for r in finished),
+        retries=sum(r.transcript.retries for r in finished),
         input_tokens=sum(r.transcript.usage.input_tokens for r in finished),
         output_tokens=sum(r.transcript.usage.output_tokens for r in finished),
         cost_usd=round(sum(r.transcript.cost_usd for r in finished), 6),
@@ -226,7 +229,8 @@ def render_record(record: RunRecord) -> str:
         + f" of {record.planned} planned; {record.graded} graded: {record.passed} passed, "
           f"{record.failed} failed",
         f"  budget: {b.spent:g} of {b.limit:g} {b.kind} spent; {record.model_calls} model "
-        f"calls, {record.input_tokens + record.output_tokens} tokens, "
+        f"calls ({record.retries} retried), "
+        f"{record.input_tokens + record.output_tokens} tokens, "
         f"${record.cost_usd:.4f}",
         f"  coverage: {record.coverage.covered} of the grid's {record.coverage.planned} "
         f"pairs shown ({record.coverage.fraction:.0%}); the plan aimed at "

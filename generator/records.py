@@ -362,6 +362,8 @@ class Transcript:
     logprobs: tuple[tuple[float, ...] | None, ...] = ()
     """Per agent reply, its tokens' log probabilities (None where the backend gave none);
     empty unless the run asked for them."""
+    retries: int = 0
+    """Agent model calls retried (429, 5xx, timeouts) before they succeeded."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@
    batches;
 5. stops on the first of: the budget is spent, the time limit passed, the squares stop
    filling (``saturation_window`` finished rollouts in a row added no new pair of axis
-   values and no new failure), the plan is done, or an interrupt; and stores and returns
+   values and no new failure), :data:`FAILING_IN_A_ROW` rollouts in a row ended on an
+   agent backend error (``agent_failing``), the plan is done, or an interrupt; and
+   stores and returns
    the :class:`~generator.record.RunRecord`.
 
 Everything random comes from the plan items' seeds, so the same seed, store and specs
@@ -78,6 +80,9 @@ from tracemill.store import Store
 _log = logging.getLogger(__name__)
 
 _FLUSH_EVERY_S = 0.25
+FAILING_IN_A_ROW = 10
+"""Rollouts in a row ending on an agent backend error (after its retries) that stop a
+run: the endpoint is down or refuses us, and the rest of the budget would go the same way."""
 _FLUSH_ROWS = 256
 
 
@@ -408,6 +413,8 @@ class _Execution:
                         disable=not (progress and sys.stderr.isatty()), file=sys.stderr,
                         desc="generate")
         self.outcomes: Counter[str] = Counter()
+        self.failing_in_a_row = 0
+        """Finished rollouts in a row that ended on an agent backend error."""
         self.budget_hit = False
         """Set when a rollout could not pay for its next model call: start no more."""
 
@@ -430,6 +437,9 @@ class _Execution:
                     break
                 if self.budget_hit:
                     stop_reason = "budget"
+                    break
+                if self.failing_in_a_row >= FAILING_IN_A_ROW:
+                    stop_reason = "agent_failing"
                     break
                 while len(in_flight) >= self.config.concurrency:
                     _done, in_flight = await asyncio.wait(
@@ -496,6 +506,8 @@ class _Execution:
         self.finished.append(rollout)
         if rollout.transcript.ended_by == "budget":
             self.budget_hit = True
+        failed = rollout.transcript.ended_by == "agent_error"
+        self.failing_in_a_row = self.failing_in_a_row + 1 if failed else 0
         self.pending.append(rollout_row(self.run_id, self.config.agent, rollout))
         self.bar.update(1)
         if self.saturation.observe(rollout):

@@ -141,6 +141,7 @@ async def simulate(
     planted: list[str] = []
     finish_reasons: list[str] = []
     logprobs: list[tuple[float, ...] | None] = []
+    retries = 0
     tools = tuple(tools)
     agent_free = is_free(agent.spec)
     person_free = is_free(person.spec)
@@ -150,7 +151,8 @@ async def simulate(
                           usage=meter.usage, cost_usd=meter.cost, model_calls=meter.calls,
                           planted=tuple(planted), error=error,
                           finish_reasons=tuple(finish_reasons),
-                          logprobs=tuple(logprobs) if limits.logprobs else ())
+                          logprobs=tuple(logprobs) if limits.logprobs else (),
+                          retries=retries)
 
     async def person_says(first: bool) -> PersonTurn | None:
         reservation = await meter.reserve(person.spec, person_free, messages, (),
@@ -189,6 +191,7 @@ async def simulate(
             planted.extend(reply.planted)
             finish_reasons.append(reply.finish_reason)
             logprobs.append(reply.logprobs)
+            retries += reply.retries
             if not reply.message.tool_calls:
                 break
             for call in reply.message.tool_calls:

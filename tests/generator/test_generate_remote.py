@@ -162,6 +162,7 @@ def test_a_rate_limited_agent_is_retried(run_cli: RunCli, store_copy: StoreCopy,
     assert isinstance(first.reply, ErrorReply) and first.reply.status == 429
     assert retry.body == first.body and isinstance(retry.reply, ToolCallReply)
     assert record["written"] == 3
+    assert record["retries"] == 1
     assert "agent_error" not in record["ended_by"]
     assert "agent_errors" not in record["degraded"]
     assert record["last_errors"] == {}
@@ -176,7 +177,8 @@ def test_an_agent_that_always_fails_makes_a_loud_record(run_cli: RunCli, store_c
         result = _generate(run_cli, db, "--agent", _agent_spec(agent), "--budget", "4",
                            "--max-retries", "1", environ={}, as_json=False)
         requests = agent.requests
-    assert result.code == 0, result.err
+    assert result.code == 1
+    assert "no rollout could be graded" in result.err
     # what the user reads
     assert "agent_errors" in result.out
     assert "last agent error:" in result.out and "HTTP 500" in result.out
@@ -197,6 +199,34 @@ def test_an_agent_that_always_fails_makes_a_loud_record(run_cli: RunCli, store_c
     assert len(rows) == 4
     assert all(not row["graded"] and row["ended_by"] == "agent_error" and "500" in row["error"]
                for row in rows)
+
+
+def test_a_run_stops_when_the_agent_keeps_failing(run_cli: RunCli,
+                                                  store_copy: StoreCopy) -> None:
+    db = store_copy("dead-agent.duckdb")
+    with OpenAILoopback(default=ErrorReply.server_error()) as agent:
+        result = _generate(run_cli, db, "--agent", _agent_spec(agent), "--budget", "60",
+                           "--max-retries", "0", "--concurrency", "2", environ={})
+    assert result.code == 1
+    record = result.json()
+    assert record["stop_reason"] == "agent_failing"
+    # ten in a row, plus the one still in flight when the tenth finished
+    assert 10 <= record["written"] <= 12
+    assert record["budget"]["spent"] <= 12
+
+
+def test_logprobs_are_stored_when_asked_for(run_cli: RunCli, store_copy: StoreCopy,
+                                            read_rollouts: ReadRollouts) -> None:
+    db = store_copy("logprobs.duckdb")
+    with ToolThenText(default=TextReply(ANSWER, logprobs=(-0.25, -1.5))) as agent:
+        record = _record(_generate(run_cli, db, "--agent", _agent_spec(agent), "--budget",
+                                   "2", "--max-turns", "1", "--logprobs", environ={}))
+        bodies = [r.body for r in agent.requests]
+    assert record["written"] == 2
+    assert all(body.get("logprobs") is True for body in bodies)
+    for row in read_rollouts(db):
+        per_reply = json.loads(row["logprobs"])
+        assert per_reply[-1] == [-0.25, -1.5]  # the text reply's tokens
 
 
 @pytest.mark.parametrize("provider", ["vllm", "openai"])
