@@ -29,7 +29,7 @@ from generator.errors import BudgetError
 __all__ = ["MESSAGE_OVERHEAD_TOKENS", "Budget", "BudgetKind", "BudgetLedger", "BudgetSummary",
            "Reservation", "estimate_tokens"]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("tracemill.generator")
 
 BudgetKind = Literal["rollouts", "tokens", "usd"]
 

@@ -31,7 +31,9 @@ def add_commands(commands: Any, common: Common) -> None:
                     "first, a pairwise covering array for the rest), simulates each with a "
                     "simulated world and person against the agent under test, grades and "
                     "stores them, and prints the run record. Processes new spans first. "
-                    "An unfinished run with the same options is resumed.")
+                    "An unfinished run with the same options (stopped by a time limit, an "
+                    "interrupt or a failing agent or grader) is resumed with the plan it "
+                    "stored; --fresh starts a new one.")
     common(generate)
     _generate_options(generate)
     generate.set_defaults(handler=_generate)
@@ -110,6 +112,8 @@ def _generate_options(parser: argparse.ArgumentParser) -> None:
     add("--resume", metavar="RUN_ID",
         help="Continue this unfinished run (same options); by default an unfinished run "
              "with the same options is resumed anyway.")
+    add("--fresh", action="store_true",
+        help="Start a new run even when an unfinished run with the same options exists.")
     add("--json", action="store_true", help="Print the run record as JSON.")
     add("--no-progress", action="store_true", help="No progress bar on stderr.")
 
@@ -160,7 +164,7 @@ def run_config(settings: Settings) -> Any:
 
 
 def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | None = None,
-             progress: bool = True) -> Any:
+             fresh: bool = False, progress: bool = True) -> Any:
     """Process new spans, then run one generation run; returns its record."""
     from generator.run import run_generation
     from processor.run import ProcessOptions, process
@@ -170,7 +174,7 @@ def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | No
     store = open_configured(settings)
     try:
         process(store, ProcessOptions.from_settings(settings))
-        return asyncio.run(run_generation(store, config, environ, resume=resume,
+        return asyncio.run(run_generation(store, config, environ, resume=resume, fresh=fresh,
                                           progress=progress))
     finally:
         store.close()
@@ -179,7 +183,7 @@ def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | No
 def _generate(args: argparse.Namespace, settings: Settings) -> int:
     from generator.record import render_record
 
-    record = generate(settings, args.environ, resume=args.resume,
+    record = generate(settings, args.environ, resume=args.resume, fresh=args.fresh,
                       progress=not args.no_progress)
     if args.json:
         print(json.dumps(record.to_json(), indent=2))
@@ -191,6 +195,10 @@ def _generate(args: argparse.Namespace, settings: Settings) -> int:
         print("tracemill generate: error: no rollout could be graded (see degraded and "
               "last errors above); the run is stored but holds nothing to train on",
               file=sys.stderr)
+        return 1
+    if record.lost:
+        print(f"tracemill generate: error: {len(record.lost)} rollouts were lost to an "
+              "internal error (see lost above); please report it", file=sys.stderr)
         return 1
     return 0
 

@@ -7,7 +7,8 @@ run. *Degraded* flags name everything that makes the data less than it looks:
 flag                meaning
 ==================  =========================================================================
 same_model          one model plays two roles (agent and judge, say): it grades itself
-lost_rollouts       rollouts that crashed or could not be graded (listed in ``lost``)
+lost_rollouts       rollouts that crashed (a bug; listed in ``lost``), not stored
+grader_errors       rollouts stored ungraded because the grader failed
 fallback_writer     the writer model failed and asks were used without paraphrase
 agent_errors        conversations ended by a backend error after its retries
 dead_tools          tools offered that no rollout called successfully
@@ -22,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from generator.backends._spec import redact_secrets
 from generator.budget import BudgetSummary
 from generator.covering import CoverageSummary
 from generator.plan import Plan
-from generator.records import Rollout
+from generator.rollout_store import StoredRollout
 
 if TYPE_CHECKING:
     from generator.run import RunConfig
@@ -70,9 +72,10 @@ class RunRecord:
     written: int
     """Rollouts stored by this invocation."""
     previously_stored: int
-    """Rollouts an earlier invocation of the same run had stored."""
+    """Rollouts earlier invocations of the same run had stored (the figures below cover
+    all of the run's rollouts)."""
     graded: int
-    """Rollouts graded by this invocation."""
+    """Rollouts graded."""
     passed: int
     """Of those, passed."""
     failed: int
@@ -101,7 +104,12 @@ class RunRecord:
     output_tokens: int
     """Tokens out (all roles)."""
     cost_usd: float
-    """Money spent (all roles)."""
+    """Money spent (all roles) by the stored rollouts; ``budget`` also counts calls of
+    rollouts that were cut off or lost."""
+    faults_scheduled: int
+    """Tool faults the plan scheduled in the stored rollouts."""
+    faults_fired: int
+    """Of those, the ones the agent ran into."""
     duration_s: float
     """Wall time of this invocation."""
     rollouts_per_s: float
@@ -112,6 +120,8 @@ class RunRecord:
     """Plain sentences: what was sampled rather than covered, defaults that were used, ..."""
     lost: list[str] = field(default_factory=list)
     """Rollouts lost and why."""
+    cut_by_budget: int = 0
+    """Rollouts the budget ran out on before the agent said anything (not stored)."""
     last_errors: dict[str, str] = field(default_factory=dict)
     """The last error per role (agent, person, writer, grader)."""
 
@@ -128,8 +138,8 @@ def build_record(
     plan: Plan,
     ledger: BudgetSummary,
     stop_reason: str,
-    finished: Sequence[Rollout],
-    previously_stored: int,
+    written: int,
+    stored: Sequence[StoredRollout],
     coverage: CoverageSummary,
     same_model: Sequence[tuple[str, str, str]],
     lost: Sequence[str],
@@ -137,26 +147,29 @@ def build_record(
     errors: dict[str, str],
     duration_s: float,
     default_system_prompt: bool,
+    cut_by_budget: int = 0,
 ) -> RunRecord:
-    """Summarise a run from what it finished."""
-    graded = [r for r in finished if r.grade is not None]
-    passed = sum(1 for r in graded if r.grade is not None and r.grade.passed)
-    ended_by = Counter(r.transcript.ended_by for r in finished)
-    planted = Counter(p for r in finished for p in r.transcript.planted)
-    classes = Counter(r.grade.failure_class or "unspecified" for r in graded
-                      if r.grade is not None and not r.grade.passed)
+    """Summarise a run from every rollout it stored, over all its invocations."""
+    graded = [r for r in stored if r.graded]
+    passed = sum(1 for r in graded if r.passed)
+    ended_by = Counter(r.ended_by for r in stored)
+    planted = Counter(p for r in stored for p in r.planted)
+    classes = Counter(r.failure_class or "unspecified" for r in graded if not r.passed)
     cells: dict[str, list[int]] = {}
     status: dict[str, str | None] = {}
-    for r in finished:
-        if r.plan.cell is None:
+    for r in stored:
+        if r.cell is None:
             continue
-        label = r.plan.cell.label()
-        counts = cells.setdefault(label, [0, 0, 0])
-        status[label] = r.plan.cell_status
+        counts = cells.setdefault(r.cell, [0, 0, 0])
+        status[r.cell] = r.cell_status
         counts[0] += 1
-        if r.grade is not None:
+        if r.graded:
             counts[1] += 1
-            counts[2] += not r.grade.passed
+            counts[2] += not r.passed
+    grader_errors = sum(1 for r in stored if not r.graded and r.ended_by not in
+                        ("agent_error", "budget"))
+    scheduled = sum(r.faults_scheduled for r in stored)
+    fired = sum(r.faults_fired for r in stored)
     degraded: list[str] = []
     warnings = list(plan.notes)
     for first, second, model in same_model:
@@ -176,9 +189,17 @@ def build_record(
         warnings.append(f"{ended_by['agent_error']} conversations ended on an agent backend "
                         "error after retries (see last_errors.agent); they are stored "
                         "ungraded")
-    called_ok = {e.tool for r in finished for e in r.transcript.events if e.status == "ok"}
+    if grader_errors:
+        degraded.append("grader_errors")
+        warnings.append(f"{grader_errors} rollouts could not be graded: the grader failed "
+                        "(see last_errors.grader); they are stored ungraded")
+    if scheduled > fired:
+        warnings.append(f"{scheduled - fired} of {scheduled} scheduled tool faults never "
+                        "fired (the agent did not call the tool, or not that often); those "
+                        "rollouts did not show their tool condition")
+    called_ok = {tool for r in stored for tool in r.tools_ok}
     dead = [t.name for t in plan.tools if t.name not in called_ok]
-    if finished and dead:
+    if stored and dead:
         degraded.append("dead_tools")
         warnings.append("tools no rollout called successfully: " + ", ".join(sorted(dead)))
     if ledger.overruns:
@@ -191,29 +212,31 @@ def build_record(
     if config.grader is None:
         warnings.append("graded by conduct checks only; add --grader python:mod:fn or "
                         "--grader judge --judge MODEL for the task's own criteria")
-    roles = {"agent": config.agent, "person": config.person}
+    roles = {"agent": redact_secrets(config.agent), "person": redact_secrets(config.person)}
     for role, spec in (("writer", config.writer), ("judge", config.judge),
                        ("grader", config.grader)):
         if spec:
-            roles[role] = spec
+            roles[role] = redact_secrets(spec)
     return RunRecord(
-        run_id=run_id, resumed=resumed, agent=config.agent, roles=roles, seed=config.seed,
+        run_id=run_id, resumed=resumed, agent=roles["agent"], roles=roles, seed=config.seed,
         budget=ledger, stop_reason=stop_reason, planned=len(plan.items),
-        written=len(finished), previously_stored=previously_stored, graded=len(graded),
+        written=written, previously_stored=len(stored) - written, graded=len(graded),
         passed=passed, failed=len(graded) - passed, ended_by=dict(ended_by),
-        purposes=dict(Counter(r.plan.purpose for r in finished)),
+        purposes=dict(Counter(r.purpose for r in stored)),
         failure_classes=dict(classes), planted=dict(planted),
         cells=[CellResult(label, status[label], *counts)
                for label, counts in sorted(cells.items(), key=lambda kv: -kv[1][0])],
         coverage=coverage, pairs_planned=plan.pairs_planned,
-        model_calls=sum(r.transcript.model_calls for r in finished),
-        retries=sum(r.transcript.retries for r in finished),
-        input_tokens=sum(r.transcript.usage.input_tokens for r in finished),
-        output_tokens=sum(r.transcript.usage.output_tokens for r in finished),
-        cost_usd=round(sum(r.transcript.cost_usd for r in finished), 6),
+        model_calls=sum(r.model_calls for r in stored),
+        retries=sum(r.retries for r in stored),
+        input_tokens=sum(r.input_tokens for r in stored),
+        output_tokens=sum(r.output_tokens for r in stored),
+        cost_usd=round(sum(r.cost_usd for r in stored), 6),
+        faults_scheduled=scheduled, faults_fired=fired,
         duration_s=round(duration_s, 3),
-        rollouts_per_s=round(len(finished) / duration_s, 1) if duration_s > 0 else 0.0,
+        rollouts_per_s=round(written / duration_s, 1) if duration_s > 0 else 0.0,
         degraded=sorted(set(degraded)), warnings=warnings, lost=list(lost),
+        cut_by_budget=cut_by_budget,
         last_errors=dict(errors),
     )
 
@@ -236,8 +259,13 @@ def render_record(record: RunRecord) -> str:
         f"pairs shown ({record.coverage.fraction:.0%}); the plan aimed at "
         f"{record.pairs_planned}",
         f"  speed: {record.rollouts_per_s:g} rollouts/s over {record.duration_s:g} s",
-        "  ended by: " + ", ".join(f"{k} {v}" for k, v in sorted(record.ended_by.items())),
     ]
+    if record.ended_by:
+        lines.append("  ended by: " + ", ".join(
+            f"{k} {v}" for k, v in sorted(record.ended_by.items())))
+    if record.cut_by_budget:
+        lines.append(f"  cut by the budget before the agent spoke (not stored): "
+                     f"{record.cut_by_budget}")
     if record.failure_classes:
         lines.append("  failures: " + ", ".join(
             f"{k} {v}" for k, v in Counter(record.failure_classes).most_common()))

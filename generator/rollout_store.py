@@ -32,6 +32,7 @@ _COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("markers", pa.list_(pa.string())), ("checks", pa.string()),
     ("labeled_by", pa.string()), ("duration_s", pa.float64()),
     ("created_unix_nano", pa.uint64()), ("logprobs", pa.string()),
+    ("retries", pa.int32()), ("faults_scheduled", pa.int32()), ("faults_fired", pa.int32()),
 )
 _SCHEMA = pa.schema(list(_COLUMNS))
 
@@ -93,7 +94,21 @@ def rollout_row(run_id: str, agent_spec: str, rollout: Rollout) -> dict[str, obj
         "duration_s": rollout.duration_s,
         "created_unix_nano": time.time_ns(),
         "logprobs": _json(transcript.logprobs) if transcript.logprobs else None,
+        "retries": transcript.retries,
+        "faults_scheduled": len(plan.mutation.faults),
+        "faults_fired": faults_fired(rollout),
     }
+
+
+def faults_fired(rollout: Rollout) -> int:
+    """How many of the rollout's scheduled tool faults the agent actually ran into (a
+    fault on a tool's second call does not fire when the tool is called once)."""
+    fired = 0
+    events = rollout.transcript.events
+    for fault in rollout.plan.mutation.faults:
+        if any(e.status == fault.condition and fault.tool in ("*", e.tool) for e in events):
+            fired += 1
+    return fired
 
 
 def insert_rollouts(cursor: duckdb.DuckDBPyConnection, rows: Sequence[dict[str, object]]) -> None:
@@ -121,48 +136,109 @@ def stored_progress(cursor: duckdb.DuckDBPyConnection, run_id: str) -> StoredPro
                           sum(float(r[3]) for r in rows))
 
 
+@dataclass(frozen=True)
+class PreviousRun:
+    """A stored run, as a resumed invocation needs it."""
+
+    fingerprint: str
+    """Its configuration's identity."""
+    state: str
+    """running or finished."""
+    plan_body: str
+    """Its whole plan (JSON, :mod:`generator.plan_codec`)."""
+    ledger: dict[str, object] | None
+    """The budget summary of its last invocation's record (None before the first ended,
+    e.g. after a SIGKILL)."""
+
+
 def find_resumable(cursor: duckdb.DuckDBPyConnection, fingerprint: str) -> str | None:
     """The newest unfinished run with this fingerprint, if any."""
-    row = cursor.execute(
-        "SELECT run_id FROM generation_runs WHERE fingerprint = ? AND state = 'running' "
-        "ORDER BY started_unix_nano DESC LIMIT 1", [fingerprint]).fetchone()
+    row = cursor.execute(load_sql("generator", "find_resumable.sql"), [fingerprint]).fetchone()
     return None if row is None else str(row[0])
 
 
-def run_exists(cursor: duckdb.DuckDBPyConnection, run_id: str) -> tuple[str, str] | None:
-    """(fingerprint, state) of a stored run, or None."""
-    row = cursor.execute("SELECT fingerprint, state FROM generation_runs WHERE run_id = ?",
-                         [run_id]).fetchone()
-    return None if row is None else (str(row[0]), str(row[1]))
+def previous_run(cursor: duckdb.DuckDBPyConnection, run_id: str) -> PreviousRun | None:
+    """A stored run, or None."""
+    row = cursor.execute(load_sql("generator", "previous_run.sql"), [run_id]).fetchone()
+    if row is None:
+        return None
+    ledger = orjson.loads(row[3]) if row[3] else None
+    return PreviousRun(str(row[0]), str(row[1]), str(row[2] or ""),
+                       ledger if isinstance(ledger, dict) else None)
 
 
 def start_run(cursor: duckdb.DuckDBPyConnection, run_id: str, fingerprint: str, seed: int,
-              config: object, plan: object) -> None:
-    """Record a new run as running."""
-    cursor.execute(
-        "INSERT INTO generation_runs (run_id, fingerprint, seed, state, config, plan, "
-        "started_unix_nano) VALUES (?, ?, ?, 'running', ?, ?, ?)",
-        [run_id, fingerprint, seed, _json(config), _json(plan), time.time_ns()])
+              config: object, plan: object, plan_body: str) -> None:
+    """Record a new run as running, with its whole plan."""
+    cursor.execute(load_sql("generator", "start_run.sql"),
+                   [run_id, fingerprint, seed, _json(config), _json(plan), plan_body,
+                    time.time_ns()])
 
 
 def finish_run(cursor: duckdb.DuckDBPyConnection, run_id: str, record: object,
                *, finished: bool) -> None:
     """Store the run record; ``finished=False`` leaves the run resumable."""
-    cursor.execute(
-        "UPDATE generation_runs SET record = ?, state = ?, ended_unix_nano = ? "
-        "WHERE run_id = ?",
-        [_json(record), "finished" if finished else "running", time.time_ns(), run_id])
+    cursor.execute(load_sql("generator", "finish_run.sql"),
+                   [_json(record), "finished" if finished else "running", time.time_ns(),
+                    run_id])
 
 
-def latest_record(cursor: duckdb.DuckDBPyConnection, run_id: str | None) -> str | None:
-    """The stored record (JSON) of a run, or of the newest run when ``run_id`` is None."""
-    if run_id is None:
-        row = cursor.execute("SELECT record FROM generation_runs WHERE record IS NOT NULL "
-                             "ORDER BY started_unix_nano DESC LIMIT 1").fetchone()
-    else:
-        row = cursor.execute("SELECT record FROM generation_runs WHERE run_id = ?",
-                             [run_id]).fetchone()
+def latest_record(cursor: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
+    """The stored record (JSON) of a run, or None."""
+    row = cursor.execute(load_sql("generator", "run_record.sql"), [run_id]).fetchone()
     return None if row is None or row[0] is None else str(row[0])
+
+
+@dataclass(frozen=True)
+class StoredRollout:
+    """What a run record needs of one stored rollout."""
+
+    purpose: str
+    """target, explore or guard."""
+    cell: str | None
+    """The cell label aimed at."""
+    cell_status: str | None
+    """Its status in the map."""
+    situation: dict[str, str]
+    """The six axis values."""
+    ended_by: str
+    """How the conversation ended."""
+    planted: tuple[str, ...]
+    """Mistakes the offline agent planted."""
+    graded: bool
+    """Whether it has a grade."""
+    passed: bool | None
+    """The verdict."""
+    failure_class: str | None
+    """Why it failed."""
+    input_tokens: int
+    """Tokens in."""
+    output_tokens: int
+    """Tokens out."""
+    cost_usd: float
+    """Money."""
+    model_calls: int
+    """Model calls of all roles."""
+    retries: int
+    """Agent calls retried."""
+    faults_scheduled: int
+    """Tool faults planned."""
+    faults_fired: int
+    """Tool faults that fired."""
+    tools_ok: tuple[str, ...]
+    """Tools that answered ok in it."""
+
+
+def stored_rollouts(cursor: duckdb.DuckDBPyConnection, run_id: str) -> list[StoredRollout]:
+    """Every stored rollout of a run (the record covers all its invocations)."""
+    rows = cursor.execute(load_sql("generator", "run_rollouts.sql"), [run_id]).fetchall()
+    return [StoredRollout(
+        purpose=r[0], cell=r[1], cell_status=r[2], situation=orjson.loads(r[3]),
+        ended_by=r[4], planted=tuple(r[5]), graded=bool(r[6]), passed=r[7],
+        failure_class=r[8], input_tokens=int(r[9]), output_tokens=int(r[10]),
+        cost_usd=float(r[11]), model_calls=int(r[12]), retries=int(r[13] or 0),
+        faults_scheduled=int(r[14] or 0), faults_fired=int(r[15] or 0),
+        tools_ok=tuple(r[16] or ())) for r in rows]
 
 
 def list_runs(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:

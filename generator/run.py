@@ -15,7 +15,8 @@
 5. stops on the first of: the budget is spent, the time limit passed, the squares stop
    filling (``saturation_window`` finished rollouts in a row added no new pair of axis
    values and no new failure), :data:`FAILING_IN_A_ROW` rollouts in a row ended on an
-   agent backend error (``agent_failing``), the plan is done, or an interrupt; and
+   agent backend error (``agent_failing``) or a grader error (``grader_failing``), the
+   plan is done, or an interrupt; and
    stores and returns
    the :class:`~generator.record.RunRecord`.
 
@@ -38,20 +39,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import duckdb
 import orjson
 from tqdm import tqdm
 
 from generator.backends import BackendOptions, build_backend
+from generator.backends._spec import redact_secrets
 from generator.budget import Budget, BudgetLedger
 from generator.checks import conduct_checks
+from generator.covering import coverage
 from generator.errors import BudgetError, GeneratorError
 from generator.graders import Grader, GraderVerdict, build_grader, combine
 from generator.person import ModelPerson, PersonWriter, TemplatePerson
-from generator.plan import Plan, PlanOptions, build_plan, coverage_of, load_plan_inputs
+from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
+from generator.plan_codec import plan_from_json, plan_to_json
 from generator.prices import PriceTable
 from generator.record import RunRecord, build_record
 from generator.records import (
     ChatBackend,
+    Grade,
     Message,
     PlannedRollout,
     Rollout,
@@ -59,13 +65,16 @@ from generator.records import (
     Transcript,
 )
 from generator.rollout_store import (
+    PreviousRun,
+    StoredProgress,
     find_resumable,
     finish_run,
     insert_rollouts,
+    previous_run,
     rollout_row,
-    run_exists,
     start_run,
     stored_progress,
+    stored_rollouts,
 )
 from generator.simulate import (
     DEFAULT_SYSTEM_PROMPT,
@@ -77,12 +86,13 @@ from generator.simulate import (
 from generator.world import load_tool_file
 from tracemill.store import Store
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("tracemill.generator")
 
 _FLUSH_EVERY_S = 0.25
 FAILING_IN_A_ROW = 10
-"""Rollouts in a row ending on an agent backend error (after its retries) that stop a
-run: the endpoint is down or refuses us, and the rest of the budget would go the same way."""
+"""Rollouts in a row ending on an agent backend error (after its retries), or that the
+grader failed on, that stop a run: the endpoint is down or the grader broken, and the rest
+of the budget would go the same way."""
 _FLUSH_ROWS = 256
 
 
@@ -161,13 +171,13 @@ def same_model_roles(config: RunConfig) -> list[tuple[str, str, str]]:
     return pairs
 
 
-def _fingerprint(config: RunConfig, plan: Plan) -> str:
+def _fingerprint(config: RunConfig) -> str:
     """Identity of a run: what it would do, not how fast (concurrency, time limit and
-    request settings may change when it is resumed)."""
+    request settings may change when it is resumed). The map is not part of it: a resumed
+    run keeps the plan it stored."""
     identity = config_summary(config)
     for key in ("concurrency", "time_limit_s", "backend"):
         identity.pop(key)
-    identity["plan_fingerprint"] = plan.fingerprint
     return hashlib.sha256(orjson.dumps(identity, option=orjson.OPT_SORT_KEYS)).hexdigest()[:16]
 
 
@@ -245,61 +255,91 @@ def _check_prices(config: RunConfig, roles: _Roles, prices: PriceTable) -> None:
                 "tokens, \"output\": ...}}) or give the budget in rollouts or tokens")
 
 
+FINISHED_BY = frozenset({"plan_done", "budget", "saturated"})
+"""Stop reasons that end a run for good; after any other (time limit, an agent or grader
+that kept failing, an interrupt) the same command resumes it."""
+
+
 async def run_generation(
     store: Store,
     config: RunConfig,
     credentials: Mapping[str, str],
     *,
     resume: str | None = None,
+    fresh: bool = False,
     progress: bool = True,
 ) -> RunRecord:
-    """Run one generation run to its stop rule and return its record (also stored)."""
+    """Run one generation run to its stop rule and return its record (also stored).
+
+    An unfinished run with the same configuration is resumed (``fresh`` starts a new one
+    instead): it simulates the plan it stored, skips the rollouts it already stored and
+    charges what it already spent to the budget."""
     started = time.monotonic()
     options = config.backend or BackendOptions()
     prices = options.prices
-    plan_options = config.plan or PlanOptions(seed=config.seed)
-    tools = load_tool_file(config.tools_file) if config.tools_file else None
     roles = _Roles(config, credentials, options)
     try:
         _check_prices(config, roles, prices)
-        capacity = plan_capacity(config, prices)
+        fingerprint = _fingerprint(config)
         cursor = store.cursor()
         try:
-            inputs = load_plan_inputs(cursor, tools=tools)
-            plan = build_plan(inputs, capacity, plan_options)
-            fingerprint = _fingerprint(config, plan)
-            run_id, resumed = _resolve_run(cursor, fingerprint, resume)
-            if not resumed:
+            run_id, previous = _resolve_run(cursor, fingerprint, resume, fresh)
+            if previous is None:
+                plan = _new_plan(cursor, config, prices)
                 start_run(cursor, run_id, fingerprint, config.seed, config_summary(config),
-                          plan_summary(plan))
-            progress_so_far = stored_progress(cursor, run_id)
+                          plan_summary(plan), plan_to_json(plan))
+            else:
+                plan = plan_from_json(previous.plan_body)
+            so_far = stored_progress(cursor, run_id)
         finally:
             cursor.close()
         ledger = BudgetLedger(config.budget)
-        ledger.charge_stored(rollouts=len(progress_so_far.indices),
-                             tokens=progress_so_far.input_tokens + progress_so_far.output_tokens,
-                             usd=progress_so_far.cost_usd)
+        _charge_earlier(ledger, so_far, previous)
         execution = _Execution(store, config, roles, plan, ledger, prices, run_id,
-                               progress_so_far.indices, progress)
+                               so_far.indices, progress)
         stop_reason = await execution.run()
-        record = build_record(
-            run_id=run_id, resumed=resumed, config=config, plan=plan,
-            ledger=ledger.summary(), stop_reason=stop_reason,
-            finished=execution.finished, previously_stored=len(progress_so_far.indices),
-            coverage=coverage_of([r.plan for r in execution.finished], plan.grid),
-            same_model=same_model_roles(config), lost=execution.lost,
-            fallbacks=execution.fallbacks,
-            errors=execution.last_errors, duration_s=time.monotonic() - started,
-            default_system_prompt=config.system_prompt is None,
-        )
         cursor = store.cursor()
         try:
-            finish_run(cursor, run_id, record, finished=stop_reason != "interrupted")
+            stored = stored_rollouts(cursor, run_id)
+            record = build_record(
+                run_id=run_id, resumed=previous is not None, config=config, plan=plan,
+                ledger=ledger.summary(), stop_reason=stop_reason,
+                written=len(execution.finished), stored=stored,
+                coverage=coverage(plan.grid, [r.situation for r in stored]),
+                same_model=same_model_roles(config), lost=execution.lost,
+                fallbacks=execution.fallbacks, errors=execution.last_errors,
+                duration_s=time.monotonic() - started,
+                default_system_prompt=config.system_prompt is None,
+                cut_by_budget=execution.cut_by_budget,
+            )
+            finish_run(cursor, run_id, record, finished=stop_reason in FINISHED_BY)
         finally:
             cursor.close()
         return record
     finally:
         await roles.aclose()
+
+
+def _new_plan(cursor: duckdb.DuckDBPyConnection, config: RunConfig,
+              prices: PriceTable) -> Plan:
+    tools = load_tool_file(config.tools_file) if config.tools_file else None
+    inputs = load_plan_inputs(cursor, tools=tools)
+    return build_plan(inputs, plan_capacity(config, prices),
+                      config.plan or PlanOptions(seed=config.seed))
+
+
+def _charge_earlier(ledger: BudgetLedger, so_far: StoredProgress,
+                    previous: PreviousRun | None) -> None:
+    """Charge a resumed run with what it spent before: its stored rollouts, or what the
+    last invocation's ledger said when that is more (calls of rollouts that were cut off
+    by an interrupt or lost were paid for too). After a SIGKILL there is no such record,
+    and the calls that were in flight then are not known."""
+    tokens = so_far.input_tokens + so_far.output_tokens
+    usd = so_far.cost_usd
+    if previous is not None and previous.ledger is not None:
+        tokens = max(tokens, int(str(previous.ledger.get("tokens", 0))))
+        usd = max(usd, float(str(previous.ledger.get("usd", 0.0))))
+    ledger.charge_stored(rollouts=len(so_far.indices), tokens=tokens, usd=usd)
 
 
 MIN_TOKENS_PER_ROLLOUT = 400
@@ -330,9 +370,13 @@ def config_summary(config: RunConfig) -> dict[str, object]:
     """What the runs table keeps of a run's configuration (texts as hashes)."""
     plan = config.plan or PlanOptions(seed=config.seed)
     backend = config.backend or BackendOptions()
+    def shown(spec: str | None) -> str | None:
+        return None if spec is None else redact_secrets(spec)
+
     return {
-        "agent": config.agent, "person": config.person, "writer": config.writer,
-        "judge": config.judge, "grader": config.grader, "rubric": _digest(config.rubric),
+        "agent": shown(config.agent), "person": shown(config.person),
+        "writer": shown(config.writer), "judge": shown(config.judge),
+        "grader": config.grader, "rubric": _digest(config.rubric),
         "system_prompt": _digest(config.system_prompt),
         "tools_file": str(config.tools_file) if config.tools_file else None,
         "budget": {"kind": config.budget.kind, "limit": config.budget.limit},
@@ -360,32 +404,36 @@ def plan_summary(plan: Plan) -> dict[str, object]:
             "fingerprint": plan.fingerprint}
 
 
-def _resolve_run(cursor: object, fingerprint: str, resume: str | None) -> tuple[str, bool]:
-    import duckdb
-
-    assert isinstance(cursor, duckdb.DuckDBPyConnection)
+def _resolve_run(cursor: duckdb.DuckDBPyConnection, fingerprint: str, resume: str | None,
+                 fresh: bool) -> tuple[str, PreviousRun | None]:
+    """The run to work on: ``resume``, else the newest unfinished run with this
+    configuration (unless ``fresh``), else a new id."""
     if resume is not None:
-        found = run_exists(cursor, resume)
+        found = previous_run(cursor, resume)
         if found is None:
             raise GeneratorError(f"no run {resume!r} in the store; `tracemill runs` lists them")
-        if found[0] != fingerprint:
+        if found.fingerprint != fingerprint:
             raise GeneratorError(
-                f"run {resume} was started with other options, seed or map; resume it with "
-                "exactly its options (see `tracemill runs --json`), or start a new run")
-        return resume, True
-    existing = find_resumable(cursor, fingerprint)
-    if existing is not None:
-        _log.info("resuming unfinished run %s", existing)
-        return existing, True
+                f"run {resume} was started with other options; resume it with exactly the "
+                f"options it was started with (`tracemill runs {resume}` shows its config), "
+                "or start a new run without --resume")
+        return resume, found
+    if not fresh:
+        existing = find_resumable(cursor, fingerprint)
+        if existing is not None:
+            _log.info("resuming unfinished run %s", existing)
+            found = previous_run(cursor, existing)
+            assert found is not None
+            return existing, found
     # The same options twice within one second would get the same id, and the second run
     # would find the first one's rollouts as "already stored" and write nothing.
     base = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-" + fingerprint[:8]
     run_id = base
     for attempt in itertools.count(2):
-        if run_exists(cursor, run_id) is None:
+        if previous_run(cursor, run_id) is None:
             break
         run_id = f"{base}-{attempt}"
-    return run_id, False
+    return run_id, None
 
 
 class _Execution:
@@ -409,12 +457,17 @@ class _Execution:
         self.pending: list[dict[str, object]] = []
         self.saturation = _Saturation(config.saturation_window)
         self.system_prompt = config.system_prompt or DEFAULT_SYSTEM_PROMPT
+        self.agent_shown = redact_secrets(config.agent)
         self.bar = tqdm(total=len(plan.items), initial=len(done), unit="rollout",
                         disable=not (progress and sys.stderr.isatty()), file=sys.stderr,
                         desc="generate")
         self.outcomes: Counter[str] = Counter()
-        self.failing_in_a_row = 0
+        self.agent_failures = 0
         """Finished rollouts in a row that ended on an agent backend error."""
+        self.grader_failures = 0
+        """Finished rollouts in a row that the grader failed to grade."""
+        self.cut_by_budget = 0
+        """Rollouts the budget cut before the agent spoke (not stored)."""
         self.budget_hit = False
         """Set when a rollout could not pay for its next model call: start no more."""
 
@@ -438,8 +491,11 @@ class _Execution:
                 if self.budget_hit:
                     stop_reason = "budget"
                     break
-                if self.failing_in_a_row >= FAILING_IN_A_ROW:
+                if self.agent_failures >= FAILING_IN_A_ROW:
                     stop_reason = "agent_failing"
+                    break
+                if self.grader_failures >= FAILING_IN_A_ROW:
+                    stop_reason = "grader_failing"
                     break
                 while len(in_flight) >= self.config.concurrency:
                     _done, in_flight = await asyncio.wait(
@@ -475,45 +531,56 @@ class _Execution:
                 system_prompt=self.system_prompt, limits=self.config.limits)
             if transcript.error:
                 self.last_errors["agent"] = transcript.error
-            grade = None
-            if transcript.ended_by not in ("agent_error", "budget"):
-                checks = conduct_checks(plan, transcript, self.plan.tools,
-                                        harness_markers=(plan.persona.aside(),))
-                verdict = None
-                if self.roles.grader is not None:
-                    verdict = await self._graded(plan, transcript)
-                    if verdict is None:
-                        transcript = replace(transcript, ended_by="budget")
-                    else:
-                        transcript = replace(
-                            transcript, usage=transcript.usage + verdict.usage,
-                            cost_usd=transcript.cost_usd + verdict.cost_usd,
-                            model_calls=transcript.model_calls + (verdict.usage.total > 0))
-                if transcript.ended_by != "budget":
-                    grade = combine(checks, verdict,
-                                    pass_threshold=self.config.pass_threshold)
+            transcript, grade = await self._grade(plan, transcript)
             rollout = Rollout(plan, transcript, grade, time.perf_counter() - began)
-        except GeneratorError as exc:
-            self.lost.append(f"rollout {item.index}: {exc}")
-            self.last_errors["grader"] = str(exc)
-            self.ledger.release_rollout()
-            return
         except Exception as exc:  # a bug must not sink the run: it is counted and shown
             _log.exception("rollout %d failed", item.index)
             self.lost.append(f"rollout {item.index}: {type(exc).__name__}: {exc}")
             self.ledger.release_rollout()
             return
-        self.finished.append(rollout)
-        if rollout.transcript.ended_by == "budget":
+        ended_by = rollout.transcript.ended_by
+        if ended_by == "budget":
             self.budget_hit = True
-        failed = rollout.transcript.ended_by == "agent_error"
-        self.failing_in_a_row = self.failing_in_a_row + 1 if failed else 0
-        self.pending.append(rollout_row(self.run_id, self.config.agent, rollout))
+            if not any(m.role == "assistant" for m in rollout.transcript.messages):
+                # cut before the agent said anything: nothing to keep, nothing to count
+                self.cut_by_budget += 1
+                self.ledger.release_rollout()
+                return
+        self.finished.append(rollout)
+        self.agent_failures = self.agent_failures + 1 if ended_by == "agent_error" else 0
+        grader_failed = rollout.grade is None and (rollout.transcript.error or "").startswith(
+            "grader:")
+        self.grader_failures = self.grader_failures + 1 if grader_failed else 0
+        self.pending.append(rollout_row(self.run_id, self.agent_shown, rollout))
         self.bar.update(1)
         if self.saturation.observe(rollout):
             saturated.set()
         if len(self.pending) >= _FLUSH_ROWS:
             await self._flush()
+
+    async def _grade(self, plan: PlannedRollout,
+                     transcript: Transcript) -> tuple[Transcript, Grade | None]:
+        """Conduct checks, then (only when they all pass: a failed check decides alone,
+        so a paid judge is not asked) the user's grader. A grader that fails leaves the
+        rollout stored ungraded, with the grader's error."""
+        if transcript.ended_by in ("agent_error", "budget"):
+            return transcript, None
+        checks = conduct_checks(plan, transcript, self.plan.tools,
+                                harness_markers=(plan.persona.aside(),))
+        verdict = None
+        if self.roles.grader is not None and all(check.passed for check in checks):
+            try:
+                verdict = await self._graded(plan, transcript)
+            except GeneratorError as exc:
+                self.last_errors["grader"] = str(exc)
+                return replace(transcript, error=f"grader: {exc}"), None
+            if verdict is None:
+                return replace(transcript, ended_by="budget"), None
+            transcript = replace(
+                transcript, usage=transcript.usage + verdict.usage,
+                cost_usd=transcript.cost_usd + verdict.cost_usd,
+                model_calls=transcript.model_calls + (verdict.usage.total > 0))
+        return transcript, combine(checks, verdict, pass_threshold=self.config.pass_threshold)
 
     async def _graded(self, plan: PlannedRollout,
                       transcript: Transcript) -> GraderVerdict | None:
@@ -579,6 +646,8 @@ class _Execution:
             insert_rollouts(cursor, rows)
         finally:
             cursor.close()
+        _log.debug("stored rollouts", extra={"fields": {"run_id": self.run_id,
+                                                        "rollouts": len(rows)}})
 
 
 __all__ = ["RunConfig", "config_summary", "plan_summary", "run_generation",

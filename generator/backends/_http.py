@@ -33,6 +33,7 @@ import orjson
 
 from generator.backends._accounting import OverheadClock, estimate_usage, price_call
 from generator.backends._options import BackendOptions
+from generator.backends._spec import redact_secrets
 from generator.backends._wire import Decoded, Malformed
 from generator.errors import BackendError, BackendProtocolError
 from generator.records import ModelReply, ModelRequest
@@ -92,7 +93,11 @@ class HttpBackend(ABC):
         self.model = model
         self.base_url = base_url.rstrip("/")
         self.options = options
-        self._url = self.base_url + path
+        # the path goes before a query string the base URL may carry (?api-version=...)
+        base = httpx.URL(self.base_url)
+        self._url = str(base.copy_with(path=base.path.rstrip("/") + path))
+        self._shown = redact_secrets(self._url)
+        """The URL as errors and logs show it: no credentials."""
         self._secret = secret or None
         self._key_variable = key_variable
         self._slots = asyncio.Semaphore(options.concurrency)
@@ -162,7 +167,8 @@ class HttpBackend(ABC):
         await self.aclose()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.spec} role={self.role} url={self._url}>"
+        return (f"<{type(self).__name__} {redact_secrets(self.spec)} role={self.role} "
+                f"url={self._shown}>")
 
     # -- one attempt
 
@@ -180,13 +186,14 @@ class HttpBackend(ABC):
             except httpx.TimeoutException as exc:
                 return _Failure(
                     f"no answer within timeout_s={self.options.timeout_s:g}s "
-                    f"({type(exc).__name__}) from {self._url}",
+                    f"({type(exc).__name__}) from {self._shown}",
                     retryable=True,
                     hint="raise timeout_s if the server is only slow",
                 )
             except httpx.TransportError as exc:
                 return _Failure(
-                    f"cannot reach {self._url}: {type(exc).__name__}: {exc}; "
+                    f"cannot reach {self._shown}: {type(exc).__name__}: "
+                    f"{redact_secrets(str(exc))}; "
                     "is the server running and the URL right?",
                     retryable=True,
                 )
@@ -202,14 +209,14 @@ class HttpBackend(ABC):
                 except Malformed as exc:
                     why = str(exc)
             return _Failure(
-                f"the answer from {self._url} does not follow the {self.provider} protocol: "
+                f"the answer from {self._shown} does not follow the {self.provider} protocol: "
                 f"{why}; body: {self._excerpt(response)}",
                 retryable=True,
                 protocol=True,
             )
         retryable = status in _RETRYABLE_STATUS or status >= 500
         return _Failure(
-            f"HTTP {status} from {self._url}{self._status_hint(status)}: "
+            f"HTTP {status} from {self._shown}{self._status_hint(status)}: "
             f"{self._excerpt(response)}",
             retryable=retryable,
             retry_after=retry_after_s(response.headers) if retryable else None,
@@ -247,7 +254,7 @@ class HttpBackend(ABC):
 
     def _give_up(self, failure: _Failure, attempts: int) -> BackendError:
         tries = f"after {attempts} attempt{'s' if attempts > 1 else ''}"
-        message = f"{self.spec} ({self.role}) failed {tries}: {failure.detail}"
+        message = f"{redact_secrets(self.spec)} ({self.role}) failed {tries}: {failure.detail}"
         if failure.hint:
             message += f" ({failure.hint})"
         if failure.protocol:
@@ -265,11 +272,27 @@ class HttpBackend(ABC):
         text = re.sub(r"\s+", " ", response.content[: _EXCERPT_CHARS * 4].decode(
             "utf-8", errors="replace")).strip()
         if self._secret:
-            # Whole tokens only, so a short test key does not mangle every word.
-            text = re.sub(rf"(?<![\w-]){re.escape(self._secret)}(?![\w-])", "***", text)
+            text = mask_key(text, self._secret)
         if len(text) > _EXCERPT_CHARS:
             text = text[:_EXCERPT_CHARS] + "…"
         return text or "(empty body)"
+
+
+_KEY_WINDOW = 8
+
+
+def mask_key(text: str, key: str) -> str:
+    """``text`` with ``key`` masked: whole, and any run of :data:`_KEY_WINDOW` or more of
+    its characters (a server echoing part of a key). A key shorter than that (a test
+    key) is masked only as a whole token, so it does not mangle every word."""
+    if len(key) < _KEY_WINDOW:
+        return re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", "***", text)
+    text = text.replace(key, "***")
+    for start in range(len(key) - _KEY_WINDOW + 1):
+        piece = key[start:start + _KEY_WINDOW]
+        if piece in text:
+            text = text.replace(piece, "***")
+    return text
 
 
 def retry_after_s(headers: httpx.Headers) -> float | None:

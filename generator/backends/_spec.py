@@ -14,11 +14,22 @@
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from generator.errors import SpecError
 
-__all__ = ["KNOWN_PROVIDERS", "ParsedSpec", "parse_spec"]
+__all__ = ["KNOWN_PROVIDERS", "ParsedSpec", "parse_spec", "redact_secrets"]
+
+_USERINFO = re.compile(r"(https?://)[^/@\s]*@")
+_QUERY = re.compile(r"(https?://[^\s?#]*)\?[^\s#]*")
+
+
+def redact_secrets(text: str) -> str:
+    """``text`` with the credentials a URL may carry masked: ``user:password@`` and the
+    query string (``?api_key=...``). Used on every spec and URL that is stored, printed or
+    logged."""
+    return _QUERY.sub(r"\1?***", _USERINFO.sub(r"\1***@", text))
 
 KNOWN_PROVIDERS: tuple[str, ...] = (
     "openai", "vllm", "fireworks", "anthropic", "ollama", "python", "offline",

@@ -170,7 +170,20 @@ def test_time_limit_stops_a_large_run(run_cli: RunCli, store_copy: StoreCopy,
     assert 0 < record["written"] < 3000
     assert len(read_rollouts(db)) == record["written"]
     (run,) = _runs_in(db)
-    assert run == (record["run_id"], "finished")
+    assert run == (record["run_id"], "running")  # a time limit leaves the run resumable
+    # the same command goes on where it stopped: nothing redone, nothing counted twice
+    again = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", "3000",
+                          "--time-limit", "0.5", "--saturation-window", "0"))
+    assert again["run_id"] == record["run_id"] and again["resumed"]
+    assert again["previously_stored"] == record["written"]
+    rows = read_rollouts(db)
+    assert len(rows) == len({row["idx"] for row in rows})
+    assert len(rows) == record["written"] + again["written"]
+    assert again["budget"]["spent"] == len(rows)
+    # --fresh starts over in a new run
+    fresh = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", "3000",
+                          "--time-limit", "0.5", "--saturation-window", "0", "--fresh"))
+    assert fresh["run_id"] != record["run_id"] and not fresh["resumed"]
 
 
 def test_saturation_stops_before_the_plan_is_done(run_cli: RunCli, store_copy: StoreCopy,

@@ -123,19 +123,24 @@ def test_a_remote_agent_graded_by_a_remote_judge(run_cli: RunCli, store_copy: St
     stamp = f"{CHECKS_STAMP} + judge:anthropic:claude-x rubric=sha256:{digest} temperature=0"
     rows = read_rollouts(db)
     assert len(rows) == 8
+    judged = 0
     for row in rows:
-        assert row["graded"] and row["labeled_by"] == stamp
         checks = json.loads(row["checks"])
         if all(check["passed"] for check in checks):
+            judged += 1
+            assert row["graded"] and row["labeled_by"] == stamp
             assert (row["reward"], row["passed"]) == (0.9, True)  # the judge's verdict
         else:
-            assert (row["reward"], row["passed"]) == (0.0, False)  # conduct checks win
+            # a failed conduct check decides alone: the judge is not paid to agree
+            assert row["graded"] and row["labeled_by"] == CHECKS_STAMP
+            assert (row["reward"], row["passed"]) == (0.0, False)
         events = json.loads(row["events"])
         assert events, "every conversation called a tool"
         roles = [message["role"] for message in json.loads(row["messages"])]
         assert "tool" in roles and roles[-1] in ("assistant", "user")
-    # one judge call per rollout, each with the rubric and the key, none refused
-    assert len(judge_requests) == 8
+    # one judge call per rollout that passed its checks, each with the rubric and the key
+    assert judged > 0
+    assert len(judge_requests) == judged
     for request in judge_requests:
         assert request.headers["x-api-key"] == "sk-ant-loopback"
         assert request.body["model"] == "claude-x"

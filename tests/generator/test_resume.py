@@ -23,9 +23,9 @@ from tracemill.store import open_store
 
 pytestmark = pytest.mark.integration
 
-_WAL_BYTES_BEFORE_KILL = 1_500_000
-"""Kill once this much is in the write-ahead log: several batches of rollouts committed.
-(The store cannot be opened to look while the writer holds its lock.)"""
+_BATCHES_BEFORE_KILL = 3
+"""Kill once the run has logged this many committed batches of rollouts (the store cannot
+be opened to look while the writer holds its lock)."""
 
 
 def _environment() -> dict[str, str]:
@@ -42,20 +42,22 @@ def _query(db: Path, sql: str) -> list[tuple[Any, ...]]:
         store.close()
 
 
-def _kill_while_writing(command: list[str], db: Path, cwd: Path) -> None:
-    wal = db.with_name(db.name + ".wal")
-    with (cwd / "first.out").open("wb") as out, (cwd / "first.err").open("wb") as err:
+def _kill_while_writing(command: list[str], cwd: Path) -> None:
+    """Start ``command`` and SIGKILL it once it has logged a few committed batches."""
+    log = cwd / "first.err"
+    with (cwd / "first.out").open("wb") as out, log.open("wb") as err:
         process = subprocess.Popen(command, stdout=out, stderr=err, cwd=cwd,
                                    env=_environment())
         try:
             deadline = time.monotonic() + 90
             while process.poll() is None and time.monotonic() < deadline:
-                if wal.exists() and wal.stat().st_size >= _WAL_BYTES_BEFORE_KILL:
+                if log.read_text(errors="replace").count('"stored rollouts"') >= \
+                        _BATCHES_BEFORE_KILL:
                     break
                 time.sleep(0.05)
             assert process.poll() is None, (
                 "the run ended before it could be killed: "
-                + (cwd / "first.err").read_text(errors="replace")[-2000:])
+                + log.read_text(errors="replace")[-2000:])
             os.kill(process.pid, signal.SIGKILL)
         finally:
             process.kill()
@@ -71,7 +73,7 @@ def test_a_killed_run_is_resumed_to_exactly_its_budget(store_copy: StoreCopy,
     command = [sys.executable, "-m", "tracemill", "generate", "--db", str(db),
                "--agent", "offline", "--budget", "4000", "--seed", "1",
                "--saturation-window", "0", "--no-progress", "--json"]
-    _kill_while_writing(command, db, tmp_path)
+    _kill_while_writing([*command, "--log-level", "debug"], tmp_path)
 
     (crashed,) = _query(db, "SELECT run_id, state, record IS NULL FROM generation_runs")
     run_id = crashed[0]
