@@ -96,6 +96,26 @@ HISTORY_PHRASES = {
     "prior_partial_action": ("Part of this was done before, but not all of it.",
                              "Some of it went through earlier, the rest didn't."),
 }
+HISTORY_CUES = {  # an ask that already says so gets no second history phrase
+    "repeat_visit": r"\b(again|already contacted|last time|still not|second time)\b",
+    "prior_failure": r"\b(before|failed|didn't go through|did not go through|tried)\b",
+    "prior_partial_action": r"\b(part of|some of it|partially|only some|the rest)\b",
+}
+ASK_FRAMES = ("I'd like to {}.", "I want to {}.", "I need to {}.", "Could you help me {}?")
+"""How a person asks for something: ``{}`` is a verb phrase (``cancel my booking BK-1``)."""
+VERB_WORDS = {  # a tool's verb as a person says it ("lookup_order" → "look up my order")
+    **dict.fromkeys(("get", "lookup", "fetch", "retrieve", "read", "query", "show", "view",
+                     "describe"), "look up"),
+    "find": "find", "search": "find", "list": "see", "validate": "check", "verify": "check",
+    "calculate": "work out", "estimate": "get an estimate for", "count": "count",
+    "new": "create", "insert": "add", "issue": "get", "post": "post",
+}
+PERSONAL_NOUNS = frozenset({
+    "order", "booking", "reservation", "account", "address", "subscription", "profile",
+    "password", "payment", "card", "ticket", "appointment", "plan", "membership", "delivery",
+    "shipment", "parcel", "package", "invoice", "bill", "claim", "policy", "loan", "trip",
+    "flight", "refund", "return", "balance", "email", "phone", "cart", "basket", "case"})
+"""Nouns a person calls *my* (my order, my booking); other things are *the* thing."""
 THANKS = {
     "polite": ("Thank you, that's all I needed. Goodbye.", "Thanks very much, bye."),
     "friendly": ("Perfect, thanks so much! Bye!", "Amazing, thank you! Have a good day!"),
@@ -121,6 +141,7 @@ CONFIRMATIONS = ("Yes, please go ahead.", "Yes, do it.", "Yes, that's right, go 
 UNKNOWN_DETAIL = ("I don't have that, sorry. I've told you what I know.",
                   "Not a clue, I only have what I already gave you.")
 ALREADY_TOLD = "I already gave you that:"
+ALREADY_CONFIRMED = ("I already said yes, please just do it.", "Yes, as I said. Go ahead.")
 PARTINGS = {
     "polite": ("I'll try another way. Goodbye.", "Never mind, I'll call instead. Goodbye."),
     "friendly": ("No worries, I'll try later. Bye!", "I'll try again another day, bye!"),

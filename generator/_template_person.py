@@ -6,22 +6,35 @@ the agent turn by turn, and is deterministic for the rollout's seed. Replies, in
 
 1. with ``contradicts_earlier`` history, the first reply takes back the detail the opening
    got wrong ("Actually, I meant ORD-4821, not ORD-4827.");
-2. an empty or repeated agent message is unhelpful (patience - 1);
+2. an empty or repeated agent message (the same words, or the last message again inside a
+   longer one: "To recap: ...") is unhelpful (patience - 1);
 3. a sentence claiming the thing is done (not negated or hedged), or a handoff to a human,
    ends the conversation with thanks (``done``);
 4. a confirmation question gets "yes"; a question naming a fact the person holds (its
-   key's words, a few synonyms, or id-ish words such as "number") gets the fact; asked a
-   third time for the same fact, the person loses patience;
+   key's words, a few synonyms, or id-ish words such as "number") gets the fact (a nested
+   fact in words: "first name Ana, last name Costa, ...");
 5. a question for something the person does not hold, or an apology / error with no
    progress, is unhelpful (patience - 1);
 6. for a goal that needs no action (a read tool or none), an informative statement ends
    the conversation with thanks; anything else gets a short follow-up.
 
-At patience 0 the person leaves with a parting line (``leaves``).
+**Patience bounds the non-answers.** A reply that moves nothing forward (a follow-up, a
+second "yes", "I already gave you that") is a *stall*. The first stall after progress (a
+fact newly given, the first "yes", the take-back) is free: "let me check" deserves one
+"is it done now?". Every further stall in a row is unhelpful, like an error or a repeat.
+At patience 0 the person leaves with a parting line (``leaves``); so a person of patience
+``p`` stays through at most ``p`` unhelpful replies and one free stall per step forward,
+and a patience-1 person never runs a stuck conversation to the turn limit.
+
+**The opening** says the goal's ask: a source conversation's ask as it is, an ask the
+planner templated from the tool's description said the way a person would
+(:func:`~generator.person.goal_ask`), and the history phrase only when the ask does not
+already say so ("I'm asking again" once).
 """
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Sequence
@@ -29,7 +42,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from generator import _person_phrases as P
-from generator.person import PersonTurn, _agent_text, _label
+from generator.person import PersonTurn, _agent_text, _label, goal_ask, spoken_fact
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
 from generator.world import is_id_like, tool_kind
 
@@ -62,7 +75,8 @@ _IDISH = re.compile(r"\b(id|number|reference|identifier|account|details|confirma
 _SYNONYMS = {"amount": ("how much",), "date": ("when",), "address": ("where", "ship"),
              "reason": ("why",), "email": ("e-mail", "mail"), "name": ("who",),
              "phone": ("call you", "reach you")}
-_GENERIC = frozenset({"id", "number", "code", "no", "uuid"})
+_GENERIC = frozenset({"id", "number", "code", "no", "uuid", "reference", "ref", "num"})
+_HISTORY_CUES = {history: re.compile(cue, re.I) for history, cue in P.HISTORY_CUES.items()}
 _PERSONAL = frozenset({"email", "name", "phone", "address", "account", "birthday", "card"})
 
 
@@ -83,9 +97,11 @@ class TemplateSession:
         self._history = plan.situation.get("history", "fresh")
         self._patience = max(1, persona.patience)
         self._facts = {key: value for key, value in plan.goal.facts.items() if value}
-        self._ids = [key for key in self._facts if is_id_like(key, None)]
+        self._ids = [key for key, value in self._facts.items() if is_id_like(key, None, value)]
+        self._keys: dict[str, re.Pattern[str]] | None = None  # what asks for each fact
+        self._stalls = 0  # replies in a row that moved nothing forward
+        self._confirmed = False
         self._told: set[str] = set()
-        self._asked: dict[str, int] = {}
         self._wrong: tuple[str, str] | None = None
         self._correct_pending = self._history == "contradicts_earlier"
         self._last_agent = ""
@@ -95,10 +111,11 @@ class TemplateSession:
         rng, persona = self._rng, self._persona
         values: list[str] = []
         slot = _slotter(values)
-        key = (self._ids or list(self._facts))[:1]
+        key = [name for name in self._ids or list(self._facts)
+               if not self._facts[name].startswith(("{", "["))][:1]
         if self._correct_pending and key:
             self._wrong = (key[0], _wrong_value(self._facts[key[0]], rng))
-        ask = self._goal.ask.strip()
+        ask = goal_ask(self._goal, rng).strip()
         if ask and ask[-1] not in ".!?":
             ask += "."
         for name, value in self._facts.items():
@@ -108,7 +125,7 @@ class TemplateSession:
         pieces = []
         if persona.length != "short":
             pieces.append(_Piece(rng.choice(P.GREETINGS.get(persona.tone, ("",)))))
-        if self._history in P.HISTORY_PHRASES:
+        if self._history in P.HISTORY_PHRASES and not _HISTORY_CUES[self._history].search(ask):
             pieces.append(_Piece(rng.choice(P.HISTORY_PHRASES[self._history]), keep=True))
         if persona.length == "long":
             pieces.append(_Piece(rng.choice(P.BACKGROUND)))
@@ -136,8 +153,9 @@ class TemplateSession:
         slot = _slotter(values)
         text = _agent_text(transcript)
         low = text.lower()
-        repeated = bool(text) and _squash(text) == _squash(self._last_agent)
-        self._last_agent = text
+        squashed = _squash(text)
+        repeated = bool(text) and _repeats(squashed, self._last_agent)
+        self._last_agent = squashed
         pieces: list[_Piece] = []
         if self._correct_pending:  # the take-back comes first: "Actually, I meant ..."
             self._correct_pending = False
@@ -147,6 +165,7 @@ class TemplateSession:
                 pieces.append(_Piece(f"Actually, I meant {slot(self._facts[name])}, not "
                                      f"{slot(wrong)}.", keep=True))
                 pieces.append(_Piece("Can you use that one instead?"))
+                self._stalls = 0
                 return self._turn(pieces, values)
             pieces.append(_Piece("Actually, I meant to add: please send me a confirmation "
                                  "by email.", keep=True))
@@ -158,13 +177,18 @@ class TemplateSession:
             pieces.append(_Piece(rng.choice(lines)))
             return self._turn(pieces, values, done=True)
         asked = self._asked_for(low)
-        if _CONFIRM.search(low):
-            pieces.append(_Piece(rng.choice(P.CONFIRMATIONS)))
+        confirm = bool(_CONFIRM.search(low))
+        if confirm:
             asked = [name for name in asked if name not in self._told]
+            if not self._confirmed or asked:
+                pieces.append(_Piece(rng.choice(P.CONFIRMATIONS)))
         if asked:
             return self._give(asked, pieces, values, slot)
-        if pieces and _CONFIRM.search(low):
-            return self._turn(pieces, values)
+        if confirm:  # the first yes moves things on; asked again, it is a stall
+            if not self._confirmed:
+                self._confirmed, self._stalls = True, 0
+                return self._turn(pieces, values)
+            return self._stall(pieces, values, rng.choice(P.ALREADY_CONFIRMED))
         if _REQUEST.search(low) and "?" in low and not _UNHELPFUL.search(low):
             return self._unhelpful(pieces, values, rng.choice(P.UNKNOWN_DETAIL))
         if _UNHELPFUL.search(low):
@@ -173,8 +197,7 @@ class TemplateSession:
                 and not _PENDING.search(low):
             pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)))))
             return self._turn(pieces, values, done=True)
-        pieces.append(_Piece(rng.choice(P.FOLLOW_UPS)))
-        return self._turn(pieces, values)
+        return self._stall(pieces, values, rng.choice(P.FOLLOW_UPS))
 
     # ------------------------------------------------------------------ helpers
 
@@ -187,7 +210,7 @@ class TemplateSession:
     def _facts_sentence(self, names: Sequence[str], slot: _Slot) -> str:
         self._told.update(names)
         parts = [f"{'my' if _personal(name) else 'the'} {_label(name)} is "
-                 f"{slot(self._said(name))}" for name in names]
+                 f"{slot(spoken_fact(self._said(name)))}" for name in names]
         sentence = " and ".join(parts)
         if self._stance == "unsure":
             sentence = "I think " + sentence
@@ -198,13 +221,11 @@ class TemplateSession:
         low = " ".join(s for s in _SENTENCES.split(low) if _REQUEST.search(s))
         if not low:
             return []
-        asked = []
-        for name in self._facts:
-            label = _label(name).split()
-            keys = [w for w in label if w not in _GENERIC] or label
-            keys += [s for w in keys for s in _SYNONYMS.get(w, ())]
-            if any(re.search(rf"\b{re.escape(w)}", low) for w in keys):
-                asked.append(name)
+        if self._keys is None:
+            self._keys = {name: _asking(name, tuple(re.findall(r'"(\w+)":', value))
+                                        if value.startswith("{") else ())
+                          for name, value in self._facts.items()}
+        asked = [name for name, pattern in self._keys.items() if pattern.search(low)]
         if not asked and _IDISH.search(low):
             asked = [n for n in self._ids if n not in self._told] or self._ids[:1]
         return asked
@@ -212,19 +233,25 @@ class TemplateSession:
     def _give(self, asked: list[str], pieces: list[_Piece], values: list[str],
               slot: _Slot) -> PersonTurn:
         fresh = [name for name in asked if name not in self._told]
-        for name in asked:
-            self._asked[name] = self._asked.get(name, 0) + 1
         if fresh:
             pieces.append(_Piece(self._facts_sentence(fresh, slot)))
+            self._stalls = 0
             return self._turn(pieces, values)
-        given = " and ".join(slot(self._facts[name]) for name in asked)
-        pieces.append(_Piece(f"{P.ALREADY_TOLD} {given}."))
-        if max(self._asked[name] for name in asked) > 2:  # asked a third time: annoying
-            return self._unhelpful(pieces, values, "")
+        given = " and ".join(slot(spoken_fact(self._facts[name])) for name in asked)
+        return self._stall(pieces, values, f"{P.ALREADY_TOLD} {given}.")
+
+    def _stall(self, pieces: list[_Piece], values: list[str], line: str) -> PersonTurn:
+        """A reply that moved nothing forward: the first in a row is let go, the next
+        ones cost patience (see the module docstring)."""
+        if self._stalls:
+            return self._unhelpful(pieces, values, line)  # which counts the stall
+        self._stalls = 1
+        pieces.append(_Piece(line))
         return self._turn(pieces, values)
 
     def _unhelpful(self, pieces: list[_Piece], values: list[str], line: str) -> PersonTurn:
         self._patience -= 1
+        self._stalls += 1
         tone = self._persona.tone
         if self._patience <= 0:
             pieces.append(_Piece(self._rng.choice(P.PARTINGS.get(tone, ("Bye.",)))))
@@ -251,6 +278,26 @@ def _slotter(values: list[str]) -> _Slot:
         values.append(value)
         return f"{_SLOT}{len(values) - 1}{_SLOT}"
     return slot
+
+
+@functools.lru_cache(maxsize=1024)
+def _asking(name: str, inner: tuple[str, ...]) -> re.Pattern[str]:
+    """What in a question asks for this fact: its key's words (not "id" or "number"), a
+    few synonyms, and for a nested fact its inner keys' words (``first name``)."""
+    label = _label(name).split()
+    keys = [w for w in label if w not in _GENERIC] or label
+    keys += [_label(key) for key in inner]
+    keys += [s for w in keys for s in _SYNONYMS.get(w, ())]
+    return re.compile("|".join(rf"\b{re.escape(w)}" for w in keys))
+
+
+def _repeats(text: str, last: str) -> bool:
+    """The agent's message says its last one again: the same words, or the last message
+    inside a longer one ("To recap: ...")."""
+    if not text or not last:
+        return False
+    shorter, longer = sorted((text, last), key=len)
+    return text == last or (len(shorter) >= 24 and shorter in longer)
 
 
 def _personal(name: str) -> bool:

@@ -41,6 +41,7 @@ from generator._world_values import (
     UUID_RE,
     find_placeholder,
     is_id_like,
+    looks_like_placeholder,
     random_digits,
     random_email,
     reshape,
@@ -163,6 +164,24 @@ def _check_object(value: dict[str, Any], schema: Mapping[str, Any], path: str) -
     return None
 
 
+def parse_arguments(text: str) -> tuple[dict[str, Any] | None, str]:
+    """The arguments as an object, or None and the parse problem (blank counts as {})."""
+    if not text.strip():
+        return {}, ""
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        return None, str(exc)
+    if not isinstance(value, dict):
+        return None, f"got a JSON {type(value).__name__}, not an object"
+    return value, ""
+
+
+def canonical_arguments(arguments: Mapping[str, Any]) -> bytes:
+    """The arguments as bytes that compare equal when the arguments do (keys sorted)."""
+    return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
+
+
 # --------------------------------------------------------------------------- facts
 
 _CLOCK = datetime(2025, 6, 2, 10, 0, tzinfo=UTC)  # dates of facts sit before this day
@@ -174,7 +193,11 @@ def sample_facts(tool: ToolSpec, rng: random.Random,
 
     Shaped like ``observed_arguments`` (JSON texts of production arguments) when a key was
     observed (``A-1001`` → ``A-7316``), else drawn from the schema (enum, format, type and
-    the parameter's name). Never a placeholder, never a value the schema rejects.
+    the parameter's name; an identifier-like name gets an identifier, ``BOO-48213`` for
+    ``booking_ref``). Never a placeholder, never a value the schema rejects. Facts are text:
+    a nested object or a list of objects is JSON text (``{"first_name":"Ana",...}``), which
+    the person states in words and an agent passes as the object; a list of plain values is
+    joined with commas; a flag is ``yes``/``no``.
     """
     props = tool.parameters.get("properties") or {}
     required = {r for r in tool.parameters.get("required") or () if isinstance(r, str)}
@@ -210,7 +233,9 @@ def _value_for(name: str, schema: Mapping[str, Any], tool: str, rng: random.Rand
         else:
             value = _sample(name, schema, tool, rng)
         if check_value(value, schema, name) is None \
-                and find_placeholder({name: value}, {"properties": {name: schema}}) is None:
+                and find_placeholder({name: value}, {"properties": {name: schema}}) is None \
+                and (isinstance(value, dict | list) or not looks_like_placeholder(
+                    _as_fact(value), name)):  # 8.88 would read as a filler
             return value
     return f"{subject_noun(tool, name)[:3].upper() or 'REC'}-{random_digits(rng, 6)}"
 
@@ -274,8 +299,11 @@ def _sample_text(name: str, schema: Mapping[str, Any], tool: str, rng: random.Ra
         return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     if fmt == "email" or "email" in parts:
         return random_email(rng)
-    if is_id_like(name, schema):
-        noun = subject_noun(tool if parts in (("id",), ("uuid",)) else "", name)
+    if is_id_like(name, schema, "KEY-48213"):  # a record's handle: an identifier, never a noun
+        if "pnr" in parts or "locator" in parts:  # airline record locators: 6 letters/digits
+            return "".join(rng.choice("ABCDEFGHJKLMNPRSTUVWXYZ23456789") for _ in range(6))
+        named = subject_noun("", name)
+        noun = subject_noun(tool, None) if named == "record" else named
         return f"{re.sub(r'[^A-Za-z]', '', noun)[:3].upper() or 'REC'}-{random_digits(rng, 5)}"
     if "phone" in parts or "mobile" in parts:
         return f"+1 415 555 {rng.randint(1000, 1999)}"
@@ -300,13 +328,14 @@ def _sample_text(name: str, schema: Mapping[str, Any], tool: str, rng: random.Ra
 
 
 def _as_fact(value: Any) -> str:
-    """How the person would say a value: ``yes``/``no``, ``49.90``, parts joined by commas."""
+    """A value as fact text (see :func:`sample_facts`)."""
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.2f}"
-    if isinstance(value, dict):
-        return ", ".join(_as_fact(item) for item in value.values() if item is not None)
+    if isinstance(value, dict) or (isinstance(value, list) and any(
+            isinstance(item, dict | list) for item in value)):
+        return orjson.dumps(value).decode()  # structure kept: the agent passes the object
     if isinstance(value, list):
         return ", ".join(_as_fact(item) for item in value)
     return str(value)

@@ -1,11 +1,16 @@
-"""Values of the simulated world: identifiers, placeholders, reshaped values, result shapes.
+"""Values of the simulated world: identifiers, placeholders, reshaped values.
 
 Private to :mod:`generator.world` (which re-exports the public names). Rules in one place:
 
-- *Identifier-like* (:func:`is_id_like`): a parameter named ``id`` or ending ``_id``,
-  ``_number``, ``_code`` or ``_uuid`` (camelCase too), or with ``format: uuid``; never one
-  with an ``enum``, of a non-scalar type, or naming a value rather than a record
-  (``zip_code``, ``country_code``, ``phone_number``, ``page_number``...: :data:`VALUE_NAMES`).
+- *Identifier-like* (:func:`is_id_like`): a parameter named like a record's handle: ``id``,
+  ``uuid``, ``ref``, ``reference``, ``pnr``, ``sku``, ``confirmation``, ``ticket``,
+  ``locator``, or ending in one of those or in ``_number``, ``_code``, ``_no``, ``_num``,
+  ``_nr`` (camelCase too: ``bookingRef``, ``orderNo``), or with ``format: uuid``; a
+  ``*_key`` only when its value looks like an identifier (``license_key: LK-4821``, never
+  ``api_key`` or ``sort_key``); a bare ``ticket``, ``confirmation`` or ``reference``
+  holding a sentence is text. Never one with an ``enum``, of a non-scalar type, or naming
+  a value rather than a record: the word before the ending is one of :data:`VALUE_HEADS`
+  (``zip_code``, ``phone_number``, ``page_no``, ``country_code``...).
 - *Placeholder* (:func:`looks_like_placeholder`): template syntax (``<order id>``,
   ``{{email}}``), an echo of the parameter's name or description or of a type or format
   (``string``, ``YYYY-MM-DD``), ``your ...``, example domains (``user@example.com``),
@@ -13,7 +18,8 @@ Private to :mod:`generator.world` (which re-exports the public names). Rules in 
   sequential or repeated digits (``12345``, ``0000``) and masks (``XXXX-1234``).
 - *Reshaping* (:func:`reshape`): a value seen in production becomes one of the same shape:
   digits and the letters after a token's leading letters are redrawn, words are kept,
-  emails become ``name.x@mailbox.test``, dates move near the world's clock.
+  emails become ``name.x@mailbox.test``, dates (alone or inside a text) move near the
+  world's clock and stay real dates.
 """
 
 from __future__ import annotations
@@ -22,12 +28,12 @@ import functools
 import random
 import re
 import uuid
-from collections.abc import Container, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Container, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import orjson
+if TYPE_CHECKING:
+    from generator.records import ToolSpec
 
 ToolKind = Literal["read", "create", "update", "delete"]
 
@@ -50,14 +56,23 @@ _IRREGULAR = {"refund": "refunded", "cancel": "cancelled", "cancellation": "canc
               "submit": "submitted", "transfer": "transferred", "drop": "dropped",
               "new": "created", "lock": "locked", "unlock": "unlocked", "post": "posted",
               "open": "opened", "edit": "edited", "return": "returned"}
-VALUE_NAMES = frozenset({
-    "zip_code", "postal_code", "post_code", "country_code", "currency_code", "language_code",
-    "locale_code", "region_code", "state_code", "area_code", "dial_code", "iso_code",
-    "phone_number", "mobile_number", "telephone_number", "fax_number", "status_code",
-    "error_code", "http_code", "response_code", "house_number", "street_number",
-    "apartment_number", "unit_number", "page_number", "line_number", "version_number",
-    "card_number", "security_code", "cvv_code", "color_code", "colour_code"})
-"""Names ending like identifiers that name values, not records the world holds."""
+VALUE_HEADS = frozenset({
+    "zip", "postal", "post", "country", "currency", "language", "locale", "region", "state",
+    "area", "dial", "iso", "phone", "mobile", "telephone", "tel", "fax", "status", "error",
+    "http", "response", "house", "street", "building", "floor", "flat", "apartment", "unit",
+    "suite", "page", "line", "version", "card", "security", "cvv", "color", "colour", "max",
+    "min", "total", "seat"})
+"""Words that, before an identifier-like ending, name a value, not a record the world holds."""
+_ID_ENDINGS = frozenset({"id", "uuid", "guid", "number", "code", "ref", "reference", "no",
+                         "num", "nr", "sku", "pnr", "confirmation", "locator", "ticket"})
+_ID_ALONE = frozenset({"id", "uuid", "guid", "ref", "reference", "pnr", "sku", "confirmation",
+                       "ticket", "locator"})
+_ID_WORDS = frozenset({"id", "uuid", "guid", "number", "code", "ref", "reference", "no", "num",
+                       "nr", "key"})  # words that say "handle", not what the record is
+_NOT_RECORD_KEYS = frozenset({
+    "api", "access", "secret", "private", "public", "encryption", "ssh", "sort", "partition",
+    "cache", "idempotency", "dedup", "dedupe", "hash", "signing", "session", "sorting"})
+_ID_VALUE = re.compile(r"^(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
 
 FIRST_NAMES = ("ana", "ben", "chloe", "dev", "emil", "fatima", "goran", "hana", "ivo", "june",
                "kofi", "lena", "mateo", "nia", "omar", "priya", "rosa", "sven", "tariq", "yuki")
@@ -72,8 +87,8 @@ REASONS = ("item arrived damaged", "wrong size", "ordered by mistake", "changed 
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
-DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-DATETIME_RE = re.compile(r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}")
+DATE_IN_TEXT = re.compile(
+    r"(?<!\d)(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\d{2}:\d{2})(?!\d)")
 _TOKENS = re.compile(r"([A-Za-z0-9]+)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -87,12 +102,15 @@ def words(name: str) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=1024)
+def tool_verb(name: str) -> str | None:
+    """The first known verb among a tool name's words (``issue_refund`` → ``issue``)."""
+    return next((word for word in words(name) if word in _VERBS), None)
+
+
 def tool_kind(name: str) -> ToolKind:
     """read, create, update or delete: the first known verb among the name's words."""
-    for word in words(name):
-        if word in _VERBS:
-            return _VERBS[word]
-    return "read"  # an unclear name: reading is the harmless guess
+    verb = tool_verb(name)
+    return _VERBS[verb] if verb is not None else "read"  # unclear: reading is harmless
 
 
 @functools.lru_cache(maxsize=1024)
@@ -117,16 +135,17 @@ def past_tense(name: str) -> str:
 def subject_noun(tool: str, id_name: str | None) -> str:
     """The thing a call is about, for messages: ``order`` for ``cancel_order``/``order_id``."""
     if id_name:
-        named = [w for w in words(id_name) if w not in ("id", "number", "code", "uuid")]
+        named = [w for w in words(id_name) if w not in _ID_WORDS]
         if named:
             return " ".join(named)
     rest = [w for w in words(tool) if w not in _VERBS and w not in ("status", "details", "info")]
     return rest[0] if rest else "record"
 
 
-def is_id_like(name: str, schema: Mapping[str, Any] | None) -> bool:
-    """Whether a parameter names a record the world must hold (see the module docstring)."""
-    if isinstance(schema, Mapping):
+def is_id_like(name: str, schema: Mapping[str, Any] | None, value: Any = None) -> bool:
+    """Whether a parameter names a record the world must hold (see the module docstring);
+    ``value``, when known, decides the ``*_key`` names."""
+    if type(schema) is dict or isinstance(schema, Mapping):  # dict first: the hot path
         if schema.get("enum"):
             return False
         if schema.get("format") == "uuid":
@@ -135,15 +154,29 @@ def is_id_like(name: str, schema: Mapping[str, Any] | None) -> bool:
         kinds = kind if isinstance(kind, list) else [kind]
         if not any(k in (None, "string", "integer") for k in kinds):
             return False
-    return _named_like_id(name)
+    if _named_like_id(name):  # a bare "ticket" or "reference" holding a sentence is text
+        return not (isinstance(value, str) and " " in value.strip()
+                    and words(name)[0] in ("ticket", "confirmation", "reference"))
+    return value is not None and _named_like_key(name) and looks_like_id(str(value))
+
+
+def looks_like_id(text: str) -> bool:
+    """One token with a digit, such as ``LK-4821`` or ``7f3a9c``: not a word or a sentence."""
+    return 3 <= len(text) <= 64 and bool(_ID_VALUE.match(text))
 
 
 @functools.lru_cache(maxsize=4096)
 def _named_like_id(name: str) -> bool:
-    snake = "_".join(words(name))
-    if snake in VALUE_NAMES:
-        return False
-    return snake in ("id", "uuid") or snake.endswith(("_id", "_number", "_code", "_uuid"))
+    parts = words(name)
+    if len(parts) == 1:
+        return parts[0] in _ID_ALONE
+    return len(parts) > 1 and parts[-1] in _ID_ENDINGS and parts[-2] not in VALUE_HEADS
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_like_key(name: str) -> bool:
+    parts = words(name)
+    return len(parts) > 1 and parts[-1] == "key" and parts[-2] not in _NOT_RECORD_KEYS
 
 
 def id_parameters(schema: Mapping[str, Any], arguments: Mapping[str, Any]
@@ -154,9 +187,47 @@ def id_parameters(schema: Mapping[str, Any], arguments: Mapping[str, Any]
     for name, value in arguments.items():
         if value is None or isinstance(value, bool | dict | list | float):
             continue
-        if is_id_like(name, props.get(name) if isinstance(props, Mapping) else None):
+        if is_id_like(name, props.get(name) if isinstance(props, dict) else None, value):
             found.append((name, str(value).strip()))
     return found
+
+
+@functools.lru_cache(maxsize=1024)
+def same_noun(key: str, name: str) -> bool:
+    """Whether two identifier names name the same kind of record (``order_id`` and
+    ``orderNumber`` do; ``flight_id`` and ``booking_ref`` do not; ``id`` matches any)."""
+    first, second = subject_noun("", key), subject_noun("", name)
+    return "record" in (first, second) or first.rstrip("s") == second.rstrip("s")
+
+
+def id_names(tool: ToolSpec) -> list[str]:
+    """The tool's identifier-like parameters (``*_key`` ones need a value to tell)."""
+    props = schema_at(tool.parameters, "properties")
+    return [name for name, sub in props.items() if is_id_like(name, schema_at(props, name))]
+
+
+def search_criteria(tool: ToolSpec, arguments: Mapping[str, Any]) -> bool:
+    """Whether the arguments say what to find without an identifier: a free-text value
+    (an email, a name, a query) or a structure; options such as enums, flags and numbers
+    narrow a search but name nothing."""
+    props = schema_at(tool.parameters, "properties")
+    return any((isinstance(value, str) and value.strip() and not schema_at(props, key).get(
+        "enum")) or (isinstance(value, dict | list) and value)
+        for key, value in arguments.items())
+
+
+def collect_ids(value: Any, into: set[str]) -> None:
+    """Add every identifier-like value of a result, at any depth, to ``into``."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str | int) and not isinstance(item, bool) \
+                    and is_id_like(key, None) and str(item):
+                into.add(str(item))
+            elif isinstance(item, dict | list):
+                collect_ids(item, into)
+    elif isinstance(value, list):
+        for item in value:
+            collect_ids(item, into)
 
 
 # --------------------------------------------------------------------------- placeholders
@@ -295,19 +366,34 @@ def reshape(value: str, rng: random.Random, now: datetime) -> str:
         return random_email(rng)
     if UUID_RE.match(value):
         return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-    if DATE_RE.match(value):
-        return _moment_near(now, rng).strftime("%Y-%m-%d")
-    if DATETIME_RE.match(value):
-        moment = _moment_near(now, rng)
-        return moment.strftime("%Y-%m-%d") + value[10] + moment.strftime("%H:%M") + value[16:]
     if not any(ch.isdigit() for ch in value):
         return value
+    if DATE_IN_TEXT.search(value):  # a date moves as a date: never 8443-62-12
+        moment = _moment_near(now, rng)
+        pieces = DATE_IN_TEXT.split(value)
+        dates = [redate(found, moment) for found in DATE_IN_TEXT.findall(value)]
+        return "".join(_reshape_tokens(piece, rng) + (dates[i] if i < len(dates) else "")
+                       for i, piece in enumerate(pieces))
     for _ in range(8):
-        shaped = "".join(reshape_token(token, rng) if index % 2 else token
-                         for index, token in enumerate(_TOKENS.split(value)))
+        shaped = _reshape_tokens(value, rng)
         if shaped != value:
             return shaped
     return value + str(rng.randint(1, 9))
+
+
+def redate(text: str, moment: datetime) -> str:
+    """``moment`` written the way ``text`` writes a date, a date and time, or a time."""
+    if len(text) <= 5:  # 09:30
+        return moment.strftime("%H:%M").rjust(len(text), "0")[-len(text):]
+    out = moment.strftime("%Y-%m-%d")
+    if len(text) > 10:
+        out += text[10] + moment.strftime("%H:%M:%S")[: len(text) - 11]
+    return out + text[len(out):]
+
+
+def _reshape_tokens(text: str, rng: random.Random) -> str:
+    return "".join(reshape_token(token, rng) if index % 2 else token
+                   for index, token in enumerate(_TOKENS.split(text)))
 
 
 _UPPER, _LOWER = "ABCDEFGHJKLMNPRSTUVWYZ", "abcdefghjkmnprstuvwyz"  # no I/O/Q/X: no misreads
@@ -338,14 +424,10 @@ def similar_int(value: int, rng: random.Random) -> int:
     return -drawn if value < 0 else drawn
 
 
-def new_identifier(tool: str, template: Template | None, rng: random.Random,
-                   avoid: Container[str], like: str | None = None) -> str:
-    """A fresh identifier for a new record: shaped like ``like`` or the exemplars' id, else
-    ``ORD-48213``-like from the tool's noun."""
-    if like is None and template is not None and isinstance(template.shape, dict):
-        like = next((str(v) for k, v in template.shape.items()
-                     if is_id_like(k, None) and isinstance(v, str | int)
-                     and not isinstance(v, bool)), None)
+def new_identifier(tool: str, rng: random.Random, avoid: Container[str],
+                   like: str | None = None) -> str:
+    """A fresh identifier for a new record: shaped like ``like`` (the exemplars' id, the
+    person's), else ``ORD-48213``-like from the tool's noun."""
     prefix = (re.sub(r"[^A-Za-z]", "", subject_noun(tool, None)) or "rec")[:3].upper()
     for _ in range(20):
         made = reshape(like, rng, datetime(2025, 1, 1, tzinfo=UTC)) if like else \
@@ -353,111 +435,3 @@ def new_identifier(tool: str, template: Template | None, rng: random.Random,
         if made not in avoid and not looks_like_placeholder(made):
             return made
     return f"{prefix}-{rng.getrandbits(40):010d}"
-
-
-# --------------------------------------------------------------------------- exemplars
-
-
-@dataclass(frozen=True)
-class Template:
-    """The shape of a tool's results, merged from its production exemplars."""
-
-    shape: Any
-    """The exemplars' keys with their first-seen values (state keys such as ``stale``,
-    ``duplicate`` or an ``already_``/``partial`` status left out)."""
-    choices: Mapping[str, tuple[Any, ...]]
-    """Enum-like string values seen per path (``.carrier`` → ``("UPS", "FedEx")``)."""
-    listed: bool
-    """The tool answered with a JSON list of records."""
-
-
-_STATE_KEYS = ("stale", "duplicate", "duplicate_of", "matching_records", "error", "as_of")
-
-
-def _enum_like(text: str) -> bool:
-    return len(text) <= 30 and not any(ch.isdigit() for ch in text) \
-        and text.count(" ") <= 2 and "@" not in text and "/" not in text
-
-
-def _collect_choices(value: Any, path: str, into: dict[str, list[Any]]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _collect_choices(item, f"{path}.{key}", into)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_choices(item, path + "[]", into)
-    elif isinstance(value, str) and _enum_like(value):
-        seen = into.setdefault(path, [])
-        if value not in seen and not value.lower().startswith(("already", "partial")):
-            seen.append(value)
-
-
-def _merge(into: dict[str, Any], value: dict[str, Any]) -> None:
-    for key, item in value.items():
-        if key in _STATE_KEYS or (key == "status" and isinstance(item, str)
-                                  and item.lower().startswith(("already", "partial"))):
-            continue
-        if key not in into:
-            into[key] = item
-        elif isinstance(into[key], dict) and isinstance(item, dict):
-            _merge(into[key], item)
-
-
-def parse_template(exemplars: Sequence[str]) -> Template | None:
-    """The merged shape of a tool's JSON exemplars (None when none is a usable record).
-
-    Cached: every world of a run parses the same exemplars, and a template is never
-    changed after it is made (rendering builds new values).
-    """
-    return _parse_template(tuple(exemplars))
-
-
-@functools.lru_cache(maxsize=256)
-def _parse_template(exemplars: tuple[str, ...]) -> Template | None:
-    records: list[dict[str, Any]] = []
-    listed = False
-    for text in exemplars[:8]:
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(value, list):
-            items = [item for item in value if isinstance(item, dict)]
-            listed = listed or bool(items)
-            records.extend(items[:3])
-        elif isinstance(value, dict) and "error" not in value:
-            records.append(value)
-    if not records:
-        return None
-    shape: dict[str, Any] = {}
-    choices: dict[str, list[Any]] = {}
-    for record in records:
-        _merge(shape, record)
-        _collect_choices(record, "", choices)
-    return Template(shape, {path: tuple(values) for path, values in choices.items()}, listed)
-
-
-def render_template(template: Template, rng: random.Random, now: datetime) -> Any:
-    """A new record of the template's shape: same keys and types, values redrawn."""
-    return _render(template.shape, "", "", rng, now, template.choices)
-
-
-def _render(value: Any, path: str, key: str, rng: random.Random, now: datetime,
-            choices: Mapping[str, tuple[Any, ...]]) -> Any:
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return similar_int(value, rng)
-    if isinstance(value, float):
-        return round(value * rng.uniform(0.6, 1.4), 2)
-    if isinstance(value, str):
-        options = choices.get(path)
-        if options and _enum_like(value) and not is_id_like(key, None):
-            return rng.choice(options)
-        return reshape(value, rng, now)
-    if isinstance(value, dict):
-        return {k: _render(v, f"{path}.{k}", k, rng, now, choices) for k, v in value.items()}
-    if isinstance(value, list) and value:
-        count = rng.randint(1, min(3, len(value)))
-        return [_render(value[i], path + "[]", key, rng, now, choices) for i in range(count)]
-    return value if not isinstance(value, list) else []

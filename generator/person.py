@@ -15,6 +15,10 @@ person on every turn. Two writers speak for it:
   :data:`DONE_TOKEN` or :data:`LEAVE_TOKEN`, which are stripped from the text.
 
 :func:`paraphrase` rewrites an ask in a persona's voice through a writer model.
+:func:`spoken_ask` says what a person wants from a tool's name and their facts ("I'd like
+to cancel my booking BK-48213."); :func:`goal_ask` uses it in place of an ask the planner
+templated from a tool description; :func:`spoken_fact` says a nested (JSON object) fact in
+words.
 """
 
 from __future__ import annotations
@@ -25,11 +29,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import orjson
+
 from generator import _person_phrases as P
-from generator._world_values import words
+from generator._world_values import is_id_like, subject_noun, tool_kind, tool_verb, words
 from generator.errors import BackendError
 from generator.records import (
     ChatBackend,
+    Goal,
     Message,
     ModelReply,
     ModelRequest,
@@ -161,9 +168,103 @@ def _agent_text(transcript: Sequence[Message]) -> str:
     return "\n".join(reversed(texts))
 
 
+_SPOKEN = {"ref": "reference", "no": "number", "num": "number", "nr": "number",
+           "pnr": "booking reference", "sku": "SKU", "dob": "date of birth"}
+_ADDRESS_PARTS = frozenset({"line1", "line2", "line3", "street", "city", "town", "postcode",
+                            "zip", "postal_code", "zip_code", "country", "state", "region"})
+
+
 def _label(key: str) -> str:
-    """A fact key as words: ``order_id`` and ``orderId`` → ``order id``."""
-    return " ".join(words(key)) or key
+    """A fact key as words: ``order_id``/``orderId`` → ``order id``, ``booking_ref`` →
+    ``booking reference``."""
+    return " ".join(_SPOKEN.get(word, word) for word in words(key)) or key
+
+
+def spoken_fact(value: str) -> str:
+    """A fact as a person says it: a JSON object fact (a nested argument such as a
+    passenger) in words, ``first name Ana, last name Costa, email ana.c@mailbox.test``;
+    an address as its parts joined with commas; anything else as it is."""
+    if not value.startswith(("{", "[")):
+        return value
+    try:
+        parsed = orjson.loads(value)
+    except orjson.JSONDecodeError:
+        return value
+    items = parsed if isinstance(parsed, list) else [parsed]
+    said = []
+    for item in items:
+        if not isinstance(item, dict):
+            said.append(str(item))
+        elif set(item) <= _ADDRESS_PARTS:
+            said.append(", ".join(str(v) for v in item.values() if v is not None))
+        else:
+            said.append(", ".join(
+                f"{_label(k)} {_nested(v)}" for k, v in item.items() if v is not None))
+    return "; ".join(said)
+
+
+def _nested(value: object) -> str:
+    return spoken_fact(orjson.dumps(value).decode()) if isinstance(value, dict | list) \
+        else str(value)
+
+
+def spoken_ask(tool: str | None, facts: Mapping[str, str], rng: random.Random | None = None
+               ) -> str:
+    """What a person asking for ``tool`` says, from the tool's name and the facts they
+    hold: ``cancel_booking`` with a ``booking_ref`` fact → "I'd like to cancel my booking
+    BK-12345."; ``search_flights`` → "I'd like to find flights." (the frame is drawn from
+    ``rng``, the first one without it). Never the schema's words ("returns a booking
+    reference", "no arguments"); other facts are the person's to give as the talk goes."""
+    frame = rng.choice(P.ASK_FRAMES) if rng is not None else P.ASK_FRAMES[0]
+    if not tool:
+        return frame.format("get some help")
+    verb = tool_verb(tool)
+    parts = [word for word in words(tool) if word != verb and word not in (
+        "status", "details", "detail", "info", "information", "by", "for", "of", "the", "a",
+        "request", "data", "record", "records")]
+    if verb is None:
+        return frame.format(f"ask about {' '.join(parts) or 'something'}")
+    noun = " ".join(parts)
+    head = parts[-1] if parts else ""
+    plural = head.endswith("s") and not head.endswith(("ss", "us"))
+    one = head[:-1] if plural else head
+    spoken = P.VERB_WORDS.get(verb, verb)
+    if "status" in words(tool) and tool_kind(tool) == "read":
+        spoken = "check on"
+    ids = [(subject_noun("", key), value, key) for key, value in facts.items()
+           if is_id_like(key, None, value) and not value.startswith(("{", "["))]
+    ident = next((value for thing, value, _ in ids if thing.removesuffix("s") == one
+                  or thing in ("pnr", "confirmation", "locator", "record")), None)
+    if not noun:
+        return frame.format(spoken if spoken != "look up" else "look something up")
+    if tool_kind(tool) == "create" or verb in ("issue", "request"):
+        article = "" if plural else "an " if noun[0] in "aeiou" else "a "
+    elif verb == "list" or (not plural and (ident or one in P.PERSONAL_NOUNS)):
+        article = "my "
+    else:
+        article = "" if plural else "the "
+    phrase = f"{spoken} {article}{noun}"
+    if ident:
+        phrase += f" {ident}"
+    elif ids:  # what it is about: "get a refund for my order A-1001"
+        thing, value, key = ids[0]
+        mine = "my " if thing in P.PERSONAL_NOUNS else "the "
+        said = " ".join(_SPOKEN.get(w, w) for w in words(key) if w not in ("id", "uuid", "guid"))
+        phrase += f" for {mine}{said} {value}"
+    return frame.format(phrase)
+
+
+_PLANNER_ASK = re.compile(r"^(?:I'm asking again about this\.\s*)?I need help with ")
+
+
+def goal_ask(goal: Goal, rng: random.Random | None = None) -> str:
+    """The goal's ask as the person puts it: a source conversation's ask as it is; an ask
+    the planner templated from the tool's description ("I need help with book a flight
+    for a passenger; returns a booking reference") said the way a person would
+    (:func:`spoken_ask`)."""
+    if goal.source_ask is None and _PLANNER_ASK.match(goal.ask):
+        return spoken_ask(goal.tool, goal.facts, rng)
+    return goal.ask
 
 
 # --------------------------------------------------------------------------- template
@@ -189,10 +290,11 @@ _OPENER = "[The support chat is open. Write your first message to the assistant.
 def person_brief(plan: PlannedRollout) -> str:
     """The system message a model person gets: persona, goal, facts, situation, rules."""
     goal, persona = plan.goal, plan.persona
-    facts = "; ".join(f"your {_label(key)} is {value}" for key, value in goal.facts.items())
+    facts = "; ".join(f"your {_label(key)} is {spoken_fact(value)}"
+                      for key, value in goal.facts.items())
     history = plan.situation.get("history", "fresh")
-    lines = [persona_aside(persona), "",
-             f"You are chatting with a customer support assistant. What you want: {goal.ask}"]
+    lines = [persona_aside(persona), "", "You are chatting with a customer support "
+             f"assistant. What you want: {goal_ask(goal)}"]
     if facts:
         lines.append(f"What you know and can tell when asked: {facts}. Give a detail when "
                      "it is asked for or clearly needed. Never make up any other number, id "
@@ -306,4 +408,5 @@ async def paraphrase(writer: ChatBackend, ask: str, persona: Persona,
 
 __all__ = ["DONE_TOKEN", "LEAVE_TOKEN", "LENGTHS", "NAMES", "STANCES", "TEXTURES", "TONES",
            "ModelPerson", "PersonSession", "PersonTurn", "PersonWriter", "TemplatePerson",
-           "flip_roles", "paraphrase", "person_brief", "persona_aside", "sample_persona"]
+           "flip_roles", "goal_ask", "paraphrase", "person_brief", "persona_aside",
+           "sample_persona", "spoken_ask", "spoken_fact"]

@@ -3,9 +3,14 @@
 A world that never says no teaches an agent that never expects it. So the world checks
 every call the way a careful production service would and answers with JSON the agent can
 read: ``unknown_tool`` (with the list of tools), ``rejected`` (arguments not JSON, a
-missing required argument, a wrong type, a value outside the enum or the format),
-``refused`` (a placeholder or an echo of the schema, with a hint saying what a real value
-looks like), ``not_found`` (an identifier the world does not hold) and the scheduled
+missing required argument, a wrong type, a value outside the enum or the format; a
+lookup or action with none of its tool's identifier-like arguments and nothing else to
+find the record by, such as ``check_inventory({})`` or a search by an enum alone, is
+rejected as missing one, never answered with an invented record), ``refused`` (a
+placeholder or an echo of the schema, with a hint saying what a real value looks like),
+``not_found`` (an identifier, under whatever identifier-like name the tool gives it,
+``order_id``, ``booking_ref``, ``pnr``, ``sku``..., that the world does not hold, or holds
+as another kind of record: a flight's id is no booking reference) and the scheduled
 faults (``timeout``, ``error``, ``malformed_result``, ``stale_result``,
 ``permission_denied``, ``not_found``; each fires once, on its call number of its tool,
 before the arguments are read; ``malformed_result`` and ``stale_result`` spoil the body
@@ -24,16 +29,23 @@ applies to calls that carry no identifier. ``stale=True`` makes every read carry
 
 **Memory** follows :func:`tool_kind`, the first known verb among the words of the tool's
 name (``get_/lookup_/find_/search_/list_/check_`` read; ``create_/add_/book_/open_/place_``
-create a record with a new id that later calls find; ``update_/change_/cancel_/refund_/
+create a record with a new id that later calls find, named under the key the exemplars
+use or else the identifier argument the other tools take for it (``create_booking``
+answers ``booking_ref`` when ``get_booking`` takes one); ``update_/change_/cancel_/refund_/
 set_/issue_/apply_/reset_`` update its status, and the same call with the same arguments a
 second time answers ``already_<done>``; ``delete_/remove_`` delete it, after which it is
-not found). A name with no known verb counts as a read, the harmless guess.
+not found). A name with no known verb counts as a read, the harmless guess; such a tool
+with no parameters and no exemplars (``ping``) answers ``{"status": "ok"}``, no record.
+
+**Results** take the shape of the tool's production exemplars, one exemplar per kind of
+answer (normal, already done, partial; see :mod:`generator._world_templates`), with new
+values; free text in them names the record itself and its own dates.
 
 Everything random comes from :class:`random.Random` seeded by the world's seed plus the
 tool name plus the call count or the entity id, so the same seed and the same calls give
 the same answers. Values, identifiers and placeholders live in :mod:`generator._world_values`;
-schema files, observed structures, argument checks and facts in
-:mod:`generator._tool_schemas`.
+result templates in :mod:`generator._world_templates`; schema files, observed structures,
+argument checks and facts in :mod:`generator._tool_schemas`.
 """
 
 from __future__ import annotations
@@ -46,20 +58,32 @@ from typing import Any
 
 import orjson
 
-from generator._tool_schemas import check_value, load_tool_file, sample_facts, tool_from_structure
+from generator._tool_schemas import (
+    canonical_arguments,
+    check_value,
+    load_tool_file,
+    parse_arguments,
+    sample_facts,
+    tool_from_structure,
+)
+from generator._world_templates import Template, parse_template, render_template, settle_text
 from generator._world_values import (
-    Template,
+    collect_ids,
     find_placeholder,
+    id_names,
     id_parameters,
     is_id_like,
     looks_like_placeholder,
     new_identifier,
-    parse_template,
     past_tense,
-    render_template,
+    same_noun,
+    schema_at,
+    search_criteria,
     shape_hint,
     subject_noun,
     tool_kind,
+    tool_verb,
+    words,
 )
 from generator.records import Fault, ToolCall, ToolSpec, WorldEvent
 
@@ -140,7 +164,8 @@ class World:
         self._known: set[str] = set()
         self._done: set[tuple[str, bytes]] = set()
         self._created: dict[tuple[str, bytes], str] = {}
-        self._bodies: dict[tuple[str, str], Any] = {}
+        self._bodies: dict[tuple[str, str, str], Any] = {}
+        self._id_keys: dict[str, str | None] = {}
         self._facts = dict(facts)
         clock = _rng(seed, "clock")
         self._now = (datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
@@ -148,7 +173,7 @@ class World:
         updates = [name for name in self._tools if tool_kind(name) == "update"]
         self._already = f"already_{past_tense(updates[0])}" if updates else "already_processed"
         id_facts = [(key, value.strip()) for key, value in facts.items()
-                    if value.strip() and is_id_like(key, self._schema_of(key))]
+                    if value.strip() and is_id_like(key, self._schema_of(key), value.strip())]
         self._primary: _Entity | None = None
         self._idless = not id_facts
         for index, (key, value) in enumerate(id_facts):
@@ -192,7 +217,7 @@ class World:
     # ------------------------------------------------------------------ answering
 
     def _answer(self, tool: ToolSpec, call: ToolCall, count: int) -> _Outcome:
-        arguments, problem = _parse_arguments(call.arguments)
+        arguments, problem = parse_arguments(call.arguments)
         if arguments is None:
             return _refusal("rejected", f"The arguments are not a JSON object: {problem}. "
                             "Send the arguments as one JSON object.")
@@ -208,11 +233,18 @@ class World:
                             argument=name)
         ids = id_parameters(tool.parameters, arguments)
         for name, value in ids:
-            if not self._holds(value):
+            if not self._holds(value, name):
                 noun = subject_noun(tool.name, name)
+                noun = "record" if noun == " ".join(words(name)) else noun  # not "sku with sku"
                 return _refusal("not_found", f"No {noun} with {name} {value!r} was found. "
                                 "Check it with the person: identifiers must match exactly.")
         kind = tool_kind(tool.name)
+        if not ids and kind != "create":
+            wanted = id_names(tool)
+            if wanted and not search_criteria(tool, arguments):  # nothing to find it by
+                noun = subject_noun(tool.name, wanted[0])
+                return _refusal("rejected", f"Say which {noun} this is about: give "
+                                f"{' or '.join(wanted)}.", missing=wanted)
         subject = self._subject(tool.name, ids, kind)
         if not ids and kind != "create" and (
                 (subject is None and self._state == "missing") or (subject and subject.deleted)):
@@ -227,9 +259,12 @@ class World:
 
     def _read(self, tool: ToolSpec, arguments: dict[str, Any], subject: _Entity | None,
               by_id: bool, count: int) -> _Outcome:
+        template = self._templates[tool.name]
+        if template is None and not schema_at(tool.parameters, "properties") \
+                and tool_verb(tool.name) is None:  # ping, health: no record to show
+            return _Outcome("ok", {"status": "ok", "checked_at": _stamp(self._moment())})
         entity = subject or self._hold(self._fresh(self._new_id(tool, count), None))
         record = self._record(tool, arguments, entity, entity.status)
-        template = self._templates[tool.name]
         if by_id or template is not None:
             payload: Any = [record] if template is not None and template.listed else record
             return _Outcome("ok", payload, None, entity.id)
@@ -248,10 +283,8 @@ class World:
                 count: int) -> _Outcome:
         if subject is not None and (subject.status or "").startswith("already_"):
             return self._already_done(tool, arguments, subject)
-        key = (tool.name, _canonical(arguments))
-        template = self._templates[tool.name]
-        id_key = _id_key(template)
-        entity = self._hold(self._fresh(self._new_id(tool, count), id_key))
+        key = (tool.name, canonical_arguments(arguments))
+        entity = self._hold(self._fresh(self._new_id(tool, count), self._id_key(tool)))
         entity.status, entity.fields = past_tense(tool.name), dict(arguments)
         record = self._record(tool, arguments, entity, entity.status)
         if key in self._created:  # the same create twice: a second record, flagged
@@ -263,7 +296,7 @@ class World:
 
     def _update(self, tool: ToolSpec, arguments: dict[str, Any], subject: _Entity | None,
                 count: int) -> _Outcome:
-        key = (tool.name, _canonical(arguments))
+        key = (tool.name, canonical_arguments(arguments))
         entity = subject or self._loose(tool, count)
         if (entity.status or "").startswith("already_") \
                 or (key in self._done and not entity.partial):
@@ -273,7 +306,8 @@ class World:
         if entity.partial and key not in self._done:  # the first try leaves it partial
             self._done.add(key)
             record = self._record(tool, arguments, entity, "partial")
-            record["message"] = f"2 of 3 items {past_tense(tool.name)}; 1 item is still pending."
+            record.setdefault("message", f"2 of 3 items {past_tense(tool.name)}; 1 item is "
+                              "still pending.")
             return _Outcome("ok", record, "updated", entity.id)
         self._done.add(key)
         entity.partial = False
@@ -295,8 +329,8 @@ class World:
                       entity: _Entity) -> _Outcome:
         done = past_tense(tool.name)
         record = self._record(tool, arguments, entity, f"already_{done}")
-        record["message"] = (f"Nothing changed: this was already {done} on "
-                             f"{entity.updated_at:%Y-%m-%d}.")
+        record.setdefault("message", f"Nothing changed: this was already {done} on "
+                          f"{entity.updated_at:%Y-%m-%d}.")
         return _Outcome("ok", record, None, entity.id)
 
     # ------------------------------------------------------------------ records
@@ -309,11 +343,18 @@ class World:
         echo = dict(arguments) if tool_kind(tool.name) in ("create", "update") else {
             name: arguments[name] for name, _ in id_parameters(tool.parameters, arguments)}
         record: dict[str, Any] = {}
+        kind = "already" if (status or "").startswith("already_") else \
+            "partial" if status == "partial" else "normal"
+        shape = None
         if template is not None:
-            body = self._bodies.get((tool.name, entity.id))
+            kind = kind if kind in template.kinds else "normal"
+            shape = template.kinds.get(kind)
+        if template is not None and shape is not None:
+            body = self._bodies.get((tool.name, entity.id, kind))
             if body is None:  # drawn once per tool and record: a second read shows the same
-                body = self._bodies[tool.name, entity.id] = render_template(
-                    template, _rng(self._seed, tool.name, entity.id), self._now)
+                body = self._bodies[tool.name, entity.id, kind] = render_template(
+                    template, kind, _rng(self._seed, tool.name, entity.id,
+                                         *(() if kind == "normal" else (kind,))), self._now)
             record = dict(body) if isinstance(body, dict) else {"result": body}
         if entity.key in record or (entity.key is None and "id" in record) \
                 or entity.id not in map(str, echo.values()):
@@ -329,6 +370,8 @@ class World:
             record.update(duplicate=True, matching_records=[entity.id, entity.duplicate_of])
         if entity.partial and status in (None, "partial"):
             record.update(status="partial", completed_items=2, total_items=3)
+        if shape is not None and shape.texts:
+            settle_text(record, shape, entity.id, entity.updated_at)
         if self._stale and tool_kind(tool.name) == "read":
             record = self._staled(record)
         return record
@@ -371,7 +414,7 @@ class World:
 
     def _make_sibling(self, entity: _Entity) -> None:
         rng = _rng(self._seed, "sibling", entity.id)
-        sibling = new_identifier("", None, rng, self._known, like=entity.id)
+        sibling = new_identifier("", rng, self._known, like=entity.id)
         entity.duplicate_of = sibling
         self._hold(_Entity(sibling, entity.key, None, entity.created_at, entity.updated_at))
 
@@ -379,21 +422,44 @@ class World:
         """Name the person's entity the first time a tool shows it (facts named none)."""
         if entity.id:
             return
-        entity.key = _id_key(self._templates[tool.name])
+        entity.key = self._id_key(tool)
         entity.id = self._new_id(tool, "subject")
         self._hold(entity)
         if entity.duplicate_of == "":
             self._make_sibling(entity)
 
     def _new_id(self, tool: ToolSpec, draw: int | str) -> str:
-        """A fresh id for a record this tool shows (``draw``: the call count, or a name)."""
-        return new_identifier(tool.name, self._templates[tool.name],
-                              _rng(self._seed, tool.name, "id", draw), self._known)
+        """A fresh id for a record this tool shows (``draw``: the call count, or a name),
+        shaped like the exemplars' id, else like the person's id of the same key."""
+        template = self._templates[tool.name]
+        like = template.id_value if template is not None else None
+        if like is None:
+            key = self._id_key(tool)
+            like = self._facts.get(key) if key else None
+        return new_identifier(tool.name, _rng(self._seed, tool.name, "id", draw), self._known,
+                              like=like)
+
+    def _id_key(self, tool: ToolSpec) -> str | None:
+        """The key a tool's records carry their id under: the exemplars' (``order_id``),
+        else the identifier argument the tools take for this tool's noun (``booking_ref``
+        for ``create_booking`` when ``get_booking`` takes it), else None (``id``)."""
+        if tool.name in self._id_keys:
+            return self._id_keys[tool.name]
+        template = self._templates[tool.name]
+        key = template.id_key if template is not None else None
+        nouns = {word.rstrip("s") for word in words(tool.name)}
+        for other in self._tools.values() if key is None else ():
+            key = next((name for name in id_names(other)
+                        if subject_noun("", name).rstrip("s") in nouns), None)
+            if key is not None:
+                break
+        self._id_keys[tool.name] = key
+        return key
 
     def _loose(self, tool: ToolSpec, count: int) -> _Entity:
         """The record an identifier-less action acts on when it is not the person's entity."""
-        return self._hold(self._fresh(self._new_id(tool, count), _id_key(
-            self._templates[tool.name]), past=True))
+        return self._hold(self._fresh(self._new_id(tool, count), self._id_key(tool),
+                                      past=True))
 
     def _subject(self, tool: str, ids: Sequence[tuple[str, str]], kind: str) -> _Entity | None:
         """The entity a call is about: the identifier naming the tool's noun, else the
@@ -401,16 +467,20 @@ class World:
         identifier: creating a ticket is not about the order)."""
         if not ids:
             return self._primary if kind != "create" or self._idless else None
-        nouns = set(tool.lower().split("_")[1:])
-        _, value = next(((n, v) for n, v in ids if set(n.lower().split("_")) & nouns), ids[0])
+        nouns = set(words(tool)[1:])
+        _, value = next(((n, v) for n, v in ids if set(words(n)) & nouns), ids[0])
         entity = self._entities.get(value)
         if entity is None:  # an identifier the world showed in a result, held from now on
             entity = self._hold(self._fresh(value, None, past=True))
         return entity
 
-    def _holds(self, value: str) -> bool:
+    def _holds(self, value: str, name: str) -> bool:
+        """Whether ``value`` names a record the world holds, of the kind ``name`` asks for
+        (a flight's id is no booking reference; a generic ``id`` matches any record)."""
         entity = self._entities.get(value)
-        return not entity.deleted if entity is not None else value in self._known
+        if entity is None:
+            return value in self._known
+        return not entity.deleted and (entity.key is None or same_noun(entity.key, name))
 
     def _schema_of(self, key: str) -> Mapping[str, Any] | None:
         for tool in self._tools.values():
@@ -449,50 +519,13 @@ class World:
         if status == "ok" and spoil == "stale_result" and isinstance(payload, dict):
             payload, status = self._staled(payload), "stale_result"
         if status == "ok":
-            _collect_ids(payload, self._known)
+            collect_ids(payload, self._known)
         text = orjson.dumps(payload).decode()
         if spoil == "malformed_result":  # cut before the closing brace: never valid JSON
             text, status = text[: max(1, len(text) * 3 // 5)], "malformed_result"
         return WorldEvent(call_id=call.id, tool=call.name, arguments=call.arguments,
                           status=status, result=text, effect=outcome.effect,
                           entity_id=outcome.entity_id or None)
-
-
-def _id_key(template: Template | None) -> str | None:
-    if template is None or not isinstance(template.shape, dict):
-        return None
-    return next((key for key in template.shape if is_id_like(key, None)), None)
-
-
-def _parse_arguments(text: str) -> tuple[dict[str, Any] | None, str]:
-    """The arguments as an object, or None and the parse problem (blank counts as {})."""
-    if not text.strip():
-        return {}, ""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        return None, str(exc)
-    if not isinstance(value, dict):
-        return None, f"got a JSON {type(value).__name__}, not an object"
-    return value, ""
-
-
-def _canonical(arguments: Mapping[str, Any]) -> bytes:
-    return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS)
-
-
-def _collect_ids(value: Any, into: set[str]) -> None:
-    """Add every identifier-like value of a result, at any depth, to ``into``."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str | int) and not isinstance(item, bool) \
-                    and is_id_like(key, None) and str(item):
-                into.add(str(item))
-            elif isinstance(item, dict | list):
-                _collect_ids(item, into)
-    elif isinstance(value, list):
-        for item in value:
-            _collect_ids(item, into)
 
 
 __all__ = ["FAULT_CONDITIONS", "WORLD_STATES", "World", "is_id_like", "load_tool_file",

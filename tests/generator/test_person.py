@@ -7,6 +7,7 @@ template person's openings: a person built for ``hurried`` must read as hurried.
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import re
 import time
@@ -30,8 +31,10 @@ from generator.person import (
     PersonTurn,
     TemplatePerson,
     paraphrase,
+    person_brief,
     persona_aside,
     sample_persona,
+    spoken_ask,
 )
 from generator.records import (
     ChatBackend,
@@ -296,6 +299,127 @@ def test_a_contradiction_is_taken_back_on_the_first_reply() -> None:
     reply = talk.agent("Your refund has been issued.").text
     assert reply.startswith("Actually, I meant ORD-4821") and wrong.group(0) in reply
     assert not talk.turns[-1].done
+
+
+# --------------------------------------------------------------------------- asks and history
+
+PASSENGER = {"first_name": "Ana", "last_name": "Costa", "email": "ana.costa@mailbox.test"}
+BOOKED = {"flight_id": "FLI-64442", "passenger": json.dumps(PASSENGER)}
+_SCHEMA_TALK = re.compile(r"I need help with|returns a|no arguments|health check|;", re.I)
+
+
+@pytest.mark.parametrize(("tool", "facts", "said"), [
+    ("cancel_booking", {"booking_ref": "BK-48213", "reason": "other"},
+     "I'd like to cancel my booking BK-48213."),
+    ("get_booking", {"pnr": "X7KQ2M"}, "I'd like to look up my booking X7KQ2M."),
+    ("create_booking", BOOKED, "I'd like to create a booking for my flight FLI-64442."),
+    ("issue_refund", {"order_id": "A-1001"}, "I'd like to get a refund for my order A-1001."),
+    ("search_flights", {"origin": "Porto"}, "I'd like to find flights."),
+    ("checkOrderStatus", {"orderNo": "A-1001"}, "I'd like to check on my order A-1001."),
+    ("ping", {}, "I'd like to ask about ping."),
+    (None, {}, "I'd like to get some help."),
+])
+def test_an_ask_from_a_tool_name_reads_like_a_person(tool: str | None, facts: dict[str, str],
+                                                     said: str) -> None:
+    assert spoken_ask(tool, facts) == said
+
+
+@pytest.mark.parametrize(("tool", "ask", "facts"), [
+    ("create_booking", "I need help with book a flight for a passenger; returns a booking "
+     'reference; my flight id is FLI-64442, my passenger is {"first_name":"Ana"}.', BOOKED),
+    ("ping", "I'm asking again about this. I need help with health check, no arguments.", {}),
+])
+def test_a_templated_ask_is_said_the_way_a_person_would(tool: str, ask: str,
+                                                        facts: dict[str, str]) -> None:
+    for seed in range(20):
+        who = sample_persona(random.Random(seed), "ordinary")
+        rollout = plan(who, seed=seed, tool=tool, facts=facts, ask=ask)
+        opening = Conversation(rollout).open().text
+        assert not _SCHEMA_TALK.search(opening) and "{" not in opening, opening
+        brief = person_brief(rollout)
+        assert not _SCHEMA_TALK.search(brief.split("What you want: ")[1].split(".")[0])
+    source = replace(plan(tool=tool, facts=facts, ask="Book me on FLI-64442 please"),
+                     goal=Goal(ask="Book me on FLI-64442 please", tool=tool, facts=facts,
+                               source_ask="Book me on A-1 please"))
+    assert "Book me on FLI-64442 please" in Conversation(source).open().text
+
+
+_ALREADY_SAID = ("I'm asking again about this. I need help with refund an order.",
+                 "I already contacted you about this yesterday. I want to cancel order "
+                 "ORD-4821 before it ships.")
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), ask=st.sampled_from(_ALREADY_SAID),
+       stance=st.sampled_from(STANCES))
+def test_the_history_is_said_once(seed: int, ask: str, stance: str) -> None:
+    who = replace(sample_persona(random.Random(seed), stance), texture="plain")
+    rollout = plan(who, seed=seed, history="repeat_visit", ask=ask)
+    if not ask.startswith("I'm asking"):
+        rollout = replace(rollout, goal=replace(rollout.goal, source_ask=ask))
+    opening = Conversation(rollout).open().text
+    said = [s for s in re.split(r"(?<=[.!?])\s+", opening)
+            if re.search(r"\bagain\b|already contacted|second time", s, re.I)]
+    assert len(said) == 1, opening
+    assert situate(first_ask=opening, user_turns=[opening], steps=[],
+                   policy_rule="x").history == "repeat_visit"
+
+
+def test_nested_facts_are_said_in_words() -> None:
+    talk = Conversation(plan(persona(length="short"), seed=3, tool="create_booking",
+                             facts=BOOKED, ask="I want to book FLI-64442."))
+    talk.open()
+    answer = talk.agent("Who is travelling? What is the passenger's name and email?")
+    assert "first name Ana, last name Costa, email ana.costa@mailbox.test" in answer.text
+    assert "{" not in answer.text
+
+
+# --------------------------------------------------------------------------- patience
+
+_NON_ANSWERS = ("Here's what I found for order ORD-4821: status shipped, carrier UPS.",
+                "To recap: Here's what I found for order ORD-4821: status shipped, carrier UPS.",
+                "Let me check that for you.", "I'm looking into it now.",
+                "The order ORD-4821 is with the courier.", "Shall I go ahead with that?",
+                "What's your order number?", "Could you give me your email address?")
+
+
+def test_a_patience_one_person_does_not_sit_through_the_same_answer() -> None:
+    """The reviewer's transcript: an action goal, the agent restating a lookup."""
+    talk = Conversation(plan(persona(patience=1, stance="frustrated", tone="frustrated"),
+                             seed=1, tool="cancel_order"))
+    talk.open()
+    turns = [talk.agent(_NON_ANSWERS[n % 2]) for n in range(5)]
+    assert [turn.leaves for turn in turns[:2]] == [False, True]
+
+
+@pytest.mark.parametrize("patience", [1, 2, 3, 4, 5])
+def test_patience_bounds_replies_that_move_nothing(patience: int) -> None:
+    talk = Conversation(plan(persona(patience=patience), seed=patience))
+    talk.open()
+    texts = ["Let me check that for you.", "I'm looking into it now.",
+             "The order is with the courier.", "It is in our system.", "I see the order.",
+             "Checking with the warehouse.", "Still looking."]
+    turns = [talk.agent(text) for text in texts[: patience + 1]]
+    assert [turn.leaves for turn in turns] == [False] * patience + [True]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**31), patience=st.integers(1, 5),
+       picks=st.lists(st.integers(0, len(_NON_ANSWERS) - 1), min_size=30, max_size=30))
+def test_no_person_stays_forever_without_progress(seed: int, patience: int,
+                                                  picks: list[int]) -> None:
+    """Whatever non-answers come, a person stays at most ``patience`` unhelpful replies
+    plus one free stall per step forward (two facts to give, one yes: three steps)."""
+    who = replace(sample_persona(random.Random(seed), "ordinary"), patience=patience)
+    talk = Conversation(plan(who, seed=seed))
+    talk.open()
+    turns = []
+    for pick in picks:
+        turns.append(talk.agent(_NON_ANSWERS[pick]))
+        assert not turns[-1].done
+        if turns[-1].leaves:
+            break
+    assert turns[-1].leaves and len(turns) <= patience + 7, talk.turns
 
 
 def test_the_person_only_reads_what_the_agent_wrote() -> None:

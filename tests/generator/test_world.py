@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from datetime import date, time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from generator.records import Fault, ToolCall, ToolSpec, WorldEvent
 from generator.world import (
     FAULT_CONDITIONS,
     World,
+    is_id_like,
     load_tool_file,
     looks_like_placeholder,
     sample_facts,
@@ -258,6 +260,99 @@ def test_unknown_identifiers_are_not_found_but_shown_ones_are() -> None:
     assert ask(world, "track_shipment", {"tracking_number": tracking}).status == "ok"
 
 
+# ------------------------------------------------------------------------- identifiers, any name
+
+_STR = {"type": "string"}
+BOOK = ToolSpec("create_booking", "Book a flight for a passenger; returns a booking reference.", {
+    "type": "object", "properties": {
+        "flight_id": _STR, "passenger": {"type": "object", "properties": {
+            "first_name": _STR, "last_name": _STR, "email": {"type": "string", "format": "email"}},
+            "required": ["first_name", "last_name", "email"]},
+        "seats": {"type": "integer", "minimum": 1, "maximum": 9}},
+    "required": ["flight_id", "passenger"]})
+GET_BOOKING = ToolSpec("get_booking", "Look up a booking by its reference.", {
+    "type": "object", "properties": {"booking_ref": _STR}, "required": ["booking_ref"]})
+CANCEL_BOOKING = ToolSpec("cancel_booking", "Cancel a booking.", {
+    "type": "object", "properties": {"booking_ref": _STR, "reason": {
+        "type": "string", "enum": ["schedule_change", "illness", "other"]}},
+    "required": ["booking_ref", "reason"]})
+FIND_BOOKING = ToolSpec("find_booking", "Find a booking by reference or email.", {
+    "type": "object", "properties": {"bookingRef": _STR, "email": {
+        "type": "string", "format": "email"}, "cabin": {"enum": ["economy", "business"]}}})
+PING = ToolSpec("ping", "Health check, no arguments.", {"type": "object", "properties": {}})
+FLIGHT_TOOLS = (BOOK, GET_BOOKING, CANCEL_BOOKING, FIND_BOOKING, PING)
+PASSENGER = {"first_name": "Ana", "last_name": "Costa", "email": "ana.costa@mailbox.test"}
+
+
+@pytest.mark.parametrize(("name", "value", "expected"), [
+    ("booking_ref", None, True), ("bookingRef", None, True), ("reference", None, True),
+    ("payment_reference", None, True), ("pnr", None, True), ("PNR", None, True),
+    ("sku", None, True), ("item_sku", None, True), ("account_no", None, True),
+    ("orderNum", None, True), ("confirmation", None, True), ("confirmation_code", None, True),
+    ("ticket", None, True), ("record_locator", None, True), ("order_id", None, True),
+    ("license_key", "LK-4821-XY", True), ("license_key", "blue", False),
+    ("license_key", None, False), ("api_key", "sk-4821abcd", False),
+    ("idempotency_key", "4f1c-7719", False), ("zip_code", None, False),
+    ("phone_no", None, False), ("phoneNumber", None, False), ("page_num", None, False),
+    ("country_code", None, False), ("house_number", None, False), ("reason", None, False),
+    ("email", None, False), ("referee", None, False), ("ticket", "T-4821", True),
+    ("ticket", "My printer is broken", False)])
+def test_identifier_names(name: str, value: str | None, expected: bool) -> None:
+    assert is_id_like(name, {"type": "string"}, value) is expected
+    assert not is_id_like(name, {"type": "string", "enum": ["a", "b"]}, value)
+
+
+def test_unknown_references_are_not_found_whatever_the_argument_is_called() -> None:
+    world = World(FLIGHT_TOOLS, seed=1, world_state="entity_exists",
+                  facts={"booking_ref": "BK-48213"})
+    found = ask(world, "get_booking", {"booking_ref": "BK-48213"})
+    assert found.status == "ok" and body(found)["booking_ref"] == "BK-48213"
+    assert ask(world, "get_booking", {"booking_ref": "BK-99817"}).status == "not_found"
+    assert ask(world, "find_booking", {"bookingRef": "BK-99817"}).status == "not_found"
+    assert ask(world, "find_booking", {"bookingRef": "BK-48213"}).status == "ok"
+    cancel = ask(world, "cancel_booking", {"booking_ref": "ZZ-40716", "reason": "other"})
+    assert cancel.status == "not_found" and cancel.effect is None
+    tickets = ToolSpec("getTicket", "", {"type": "object", "properties": {"ticketNo": _STR}})
+    world = World([tickets], seed=2, world_state="entity_exists", facts={"ticketNo": "T-58213"})
+    assert ask(world, "getTicket", {"ticketNo": "T-58213"}).status == "ok"
+    assert ask(world, "getTicket", {"ticketNo": "T-58214"}).status == "not_found"
+
+
+def test_a_created_booking_is_found_by_the_reference_it_returned() -> None:
+    world = World(FLIGHT_TOOLS, seed=3, world_state="entity_exists",
+                  facts={"flight_id": "FLI-64442"})
+    created = ask(world, "create_booking", {"flight_id": "FLI-64442", "passenger": PASSENGER})
+    reference = body(created)["booking_ref"]  # named the way get_booking names it
+    assert created.entity_id == reference and re.fullmatch(r"[A-Z]+-\d{5}", reference)
+    for shown in (ask(world, "get_booking", {"booking_ref": reference}),
+                  ask(world, "find_booking", {"bookingRef": reference})):
+        assert shown.status == "ok" and shown.entity_id == reference
+        assert body(shown)["passenger"] == PASSENGER and body(shown)["flight_id"] == "FLI-64442"
+    # the flight's id is held, but it names no booking
+    assert ask(world, "get_booking", {"booking_ref": "FLI-64442"}).status == "not_found"
+    cancelled = ask(world, "cancel_booking", {"booking_ref": reference, "reason": "other"})
+    assert (cancelled.status, cancelled.entity_id) == ("ok", reference)
+    assert body(ask(world, "get_booking", {"booking_ref": reference}))["status"] == "cancelled"
+
+
+def test_a_lookup_with_none_of_its_identifiers_is_rejected() -> None:
+    """Observed tools require their identifiers; a supplied tool whose identifier is
+    optional still needs something to find the record by (an email, not an enum)."""
+    inventory = tool_from_structure("check_inventory", '{"sku": "VARCHAR", "size": "VARCHAR"}')
+    assert inventory.parameters["required"] == ["sku"]
+    world = World([inventory, *FLIGHT_TOOLS], seed=1, world_state="entity_exists",
+                  facts={"sku": "TRS-940"})
+    for tool, arguments in (("check_inventory", {}), ("check_inventory", {"size": "10"}),
+                            ("find_booking", {}), ("find_booking", {"cabin": "economy"})):
+        refused = ask(world, tool, arguments)
+        assert refused.status == "rejected", (tool, arguments, refused.result)
+        assert body(refused)["missing"] in (["sku"], ["bookingRef"])
+    assert ask(world, "check_inventory", {"sku": "TRS-940", "size": "10"}).status == "ok"
+    assert ask(world, "find_booking", {"email": "ana.k@mailbox.test"}).status == "ok"
+    health = body(ask(world, "ping", {}))
+    assert health["status"] == "ok" and "TRS-940" not in json.dumps(health)
+
+
 # --------------------------------------------------------------------------- world states
 
 
@@ -321,7 +416,7 @@ def test_missing_world_without_identifiers_finds_nothing() -> None:
 def test_without_identifier_facts_the_state_names_the_persons_record() -> None:
     world = make("already_acted_on", facts={"email": "ana.k@mailbox.test"})
     listing = body(ask(world, "search_orders", {"email": "ana.k@mailbox.test"}))
-    order = listing["results"][0]["id"]
+    order = listing["results"][0]["order_id"]  # the key lookup_order takes
     assert listing["status"] == "already_refunded" and order in world.known_ids
     assert body(ask(world, "lookup_order", {"order_id": order}))["status"] == "already_refunded"
 
@@ -393,10 +488,81 @@ def test_results_take_the_exemplars_shape_with_new_values() -> None:
         assert "error" not in record
 
 
+CANCEL = ToolSpec("cancel_order", "Cancel an order.", {
+    "type": "object", "properties": {"order_id": _ORDER}, "required": ["order_id"]},
+    exemplars=(
+        '{"status": "already_cancelled", "message": "Order A-61789 was handled on 2025-06-03."}',
+        '{"cancellation": "C-451698", "status": "cancelled"}',
+        '{"status": "cancelled", "cancellation": "C-451698", "duplicate": true}'))
+
+
+def _day(stamp: str) -> str:
+    return stamp[:10]
+
+
+@pytest.mark.parametrize("state", ["entity_exists", "already_acted_on", "duplicate"])
+def test_each_kind_of_answer_takes_its_own_exemplar(state: str) -> None:
+    """A normal answer never carries the "already handled" exemplar's message, and that
+    message, when it is the answer, names the record itself and its real date."""
+    for seed in range(25):
+        world = World([LOOKUP, CANCEL], seed=seed, world_state=state,
+                      facts={"order_id": "A-40614"})
+        answers = [body(ask(world, "cancel_order", {"order_id": "A-40614"})) for _ in range(2)]
+        normal = [a for a in answers if not a["status"].startswith("already")]
+        assert normal or state == "already_acted_on"
+        for answer in normal:
+            assert "message" not in answer and answer["status"] == "cancelled"
+            assert re.fullmatch(r"C-\d{6}", answer["cancellation"])
+            assert answer["cancellation"] != "C-451698"
+        for answer in answers[len(normal):]:
+            assert answer["status"] == "already_cancelled" and "cancellation" not in answer
+            assert answer["message"] == ("Order A-40614 was handled on "
+                                         f"{_day(answer['updated_at'])}.")
+        assert "A-61789" not in json.dumps(answers)
+
+
+def test_free_text_agrees_with_its_record() -> None:
+    refund = ToolSpec("issue_refund", "Refund an order.", REFUND.parameters, exemplars=(
+        '{"refund": "R-399868", "amount": 49.99, "status": "refunded", "message": '
+        '"Refund R-399868 of 49.99 USD for order A-19534 issued on 2025-06-03 at 14:05; '
+        '2 items."}',))
+    for seed in range(25):
+        world = World([refund], seed=seed, world_state="entity_exists",
+                      facts={"order_id": "A-40614"})
+        record = body(ask(world, "issue_refund", {"order_id": "A-40614", "amount": 20.0}))
+        assert re.fullmatch(r"R-\d{6}", record["refund"]) and record["amount"] == 20.0
+        stamp = record["updated_at"]
+        assert record["message"] == (f"Refund {record['refund']} of 20.0 USD for order "
+                                     f"A-40614 issued on {stamp[:10]} at {stamp[11:16]}; "
+                                     "2 items.")
+
+
+_SENTENCES = st.sampled_from(["Order {id} was handled on {day}.", "Shipped {day}T{clock}Z",
+                              "Window {day} to {day}, slot {clock}", "Note for {id}: {day}"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(sentence=_SENTENCES, day=st.dates(date(2000, 1, 1), date(2030, 12, 31)),
+       clock=st.times().map(lambda t: t.strftime("%H:%M")), seed=st.integers(0, 2**31),
+       ident=st.from_regex(r"[A-Z]{1,3}-[1-9][0-9]{3,6}", fullmatch=True))
+def test_dates_in_results_stay_real_dates(sentence: str, day: date, clock: str, seed: int,
+                                          ident: str) -> None:
+    text = sentence.format(id=ident, day=day.isoformat(), clock=clock)
+    tool = ToolSpec("lookup_order", "", LOOKUP.parameters, exemplars=(json.dumps(
+        {"order_id": "A-1001", "note": text, "history": [{"note": text, "at": text[-16:]}]}),))
+    world = World([tool], seed=seed, world_state="entity_exists", facts={"order_id": "A-40614"})
+    result = ask(world, "lookup_order", {"order_id": "A-40614"}).result
+    for found in re.findall(r"(?<!\d)\d{4}-\d\d-\d\d(?!\d)", result):
+        date.fromisoformat(found)
+    for found in re.findall(r"(?<![\d:])\d\d:\d\d(?![\d:])", result):
+        time.fromisoformat(found)
+    assert ident not in result
+
+
 def test_without_exemplars_a_small_generic_record() -> None:
     world = make()
     record = body(ask(world, "get_ticket", {"ticket_id": body(ask(
-        world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"}))["id"]}))
+        world, "create_ticket", {"subject": "Lid", "email": "ana.k@mailbox.test"}))["ticket_id"]}))
     assert {"ticket_id", "status", "created_at", "updated_at"} <= set(record)
 
 
@@ -421,6 +587,30 @@ def test_sample_facts_reshapes_observed_values() -> None:
         assert re.fullmatch(r"A-[1-9]\d{3}", fact["order_id"]) and fact["order_id"] != "A-1001"
         assert set(fact) == {"order_id", "amount"}
     assert len({fact["order_id"] for fact in facts}) > 10
+
+
+def test_facts_for_references_are_identifiers_and_objects_stay_objects() -> None:
+    rng = random.Random(2)
+    handles = ToolSpec("get_booking", "", {"type": "object", "properties": {
+        "booking_ref": _STR, "pnr": _STR, "ticket": _STR, "sku": _STR, "account_no": _STR,
+        "confirmation": _STR}})
+    for _ in range(20):
+        facts = sample_facts(handles, rng)
+        assert set(facts) == set(handles.parameters["properties"])
+        assert re.fullmatch(r"BOO-\d{5}", facts["booking_ref"]), facts
+        assert re.fullmatch(r"[A-Z2-9]{6}", facts["pnr"]) and facts["sku"].startswith("SKU-")
+        assert all(any(ch.isdigit() for ch in value) for key, value in facts.items()
+                   if key != "pnr"), facts  # identifiers, never "desk lamp"
+    booked = sample_facts(BOOK, rng)
+    passenger = json.loads(booked["passenger"])
+    assert set(passenger) == {"first_name", "last_name", "email"}
+    world = World(FLIGHT_TOOLS, seed=5, world_state="entity_exists", facts=booked)
+    made = ask(world, "create_booking", {"flight_id": booked["flight_id"], "passenger": passenger})
+    assert made.status == "ok", made.result
+    observed = sample_facts(ADDRESS, rng, ['{"order_id": "A-1001", "address": '
+                                           '{"line1": "42 Elm Street", "city": "Graz"}}'])
+    address = json.loads(observed["address"])  # reshaped, still an object
+    assert re.fullmatch(r"[1-9]\d Elm Street", address["line1"]) and address["city"] == "Graz"
 
 
 def test_sample_facts_from_the_schema() -> None:
