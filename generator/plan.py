@@ -54,7 +54,7 @@ import orjson
 
 from generator.covering import CoverageSummary, coverage, pairwise_rows
 from generator.errors import BudgetError, NothingToPlan
-from generator.person import sample_persona
+from generator.person import sample_persona, spoken_ask
 from generator.plan_inputs import (
     SOURCES_PER_CELL,
     MapCell,
@@ -203,17 +203,10 @@ def _key_words(key: str) -> str:
     return key.rsplit(".", 1)[-1].replace("_", " ")
 
 
-def _what(tool: ToolSpec | None, name: str | None) -> str:
-    if tool is not None and tool.description.strip():
-        text = tool.description.strip().rstrip(".")
-        return text[0].lower() + text[1:]
-    return (name or "a question").replace("_", " ")
-
-
 def _template_ask(tool: ToolSpec | None, name: str | None, facts: Mapping[str, str]) -> str:
-    """A plain ask from a tool's description and the person's facts."""
-    told = [f"my {_key_words(key)} is {value}" for key, value in facts.items()][:3]
-    return f"I need help with {_what(tool, name)}" + ("; " + ", ".join(told) if told else "") + "."
+    """A plain ask as a person would say it, from the tool's name and the person's facts
+    (:func:`generator.person.spoken_ask`; never the schema's own words)."""
+    return spoken_ask(tool.name if tool is not None else name, facts)
 
 
 def _sample_facts(tools: Mapping[str, ToolSpec], names: Sequence[str],
