@@ -10,8 +10,10 @@ copies the store, then measures on the copy:
 * full: ``process()`` from nothing: conversations, failure map, tool catalog;
 * incremental: the held-back spans are stored, then ``process()`` again.
 
-It prints wall time, peak RSS of this process, and the ratio of full processing to the
-scan ceiling; medians over --runs. Targets (issue 3): full ≤ 60 s and ≤ 2 GiB for
+It prints wall time, CPU seconds of this process and of the worker processes it starts,
+peak RSS of this process plus its workers (sampled every 50 ms), and the ratio of full
+processing to the scan ceiling; medians over --runs. The machine is shared: wall time
+varies with what else runs, CPU seconds much less. Targets (issue 3): full ≤ 60 s and ≤ 2 GiB for
 1,000,000 spans; incremental ≤ 2 s for 10,000 new spans.
 
     python bench/processor_map.py                 # 1,000,000 spans, 3 runs
@@ -21,7 +23,9 @@ scan ceiling; medians over --runs. Targets (issue 3): full ≤ 60 s and ≤ 2 Gi
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
+import resource
 import shutil
 import statistics
 import sys
@@ -46,27 +50,50 @@ MEMORY = Settings().db_memory_limit
 
 
 class PeakRss:
-    """Samples this process's RSS every 50 ms."""
+    """Samples the RSS of this process plus its child processes (the worker processes that
+    build conversations) every 50 ms; the peak of the sum is what the machine must hold."""
 
     def __init__(self) -> None:
         self.peak = 0
+        """Largest sum seen, in bytes."""
+        self.peak_main = 0
+        """Largest RSS of this process alone."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
 
     def _sample(self) -> None:
         me = psutil.Process()
+        children: list[psutil.Process] = []
+        listed = 0.0
         while not self._stop.is_set():
-            self.peak = max(self.peak, me.memory_info().rss)
+            now = time.monotonic()
+            if now - listed > 0.5:  # listing children walks /proc: not every 50 ms
+                children, listed = me.children(recursive=True), now
+            main = me.memory_info().rss
+            total = main
+            for child in children:
+                with contextlib.suppress(psutil.Error):  # exited since it was listed
+                    total += child.memory_info().rss
+            self.peak_main = max(self.peak_main, main)
+            self.peak = max(self.peak, total)
             time.sleep(0.05)
 
     def __enter__(self) -> PeakRss:
-        self.peak = psutil.Process().memory_info().rss
+        self.peak = self.peak_main = psutil.Process().memory_info().rss
         self._thread.start()
         return self
 
     def __exit__(self, *_: object) -> None:
         self._stop.set()
         self._thread.join()
+
+
+def _cpu_seconds() -> tuple[float, float]:
+    """CPU seconds (user + system) used so far by this process and by its children that
+    have exited (the worker pool is shut down before process() returns)."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime, children.ru_utime + children.ru_stime
 
 
 def _store_requests(db: Path, requests: list[bytes] | itertools.islice[bytes]) -> int:
@@ -118,8 +145,10 @@ def run_once(base: Path, held: list[bytes], work: Path) -> dict[str, float]:
     started = time.perf_counter()
     spans, _ = store.query("SELECT count(*), sum(length(attributes)) FROM spans")[0]
     scan = time.perf_counter() - started
+    cpu_before = _cpu_seconds()
     with PeakRss() as rss:
         result = process(store)
+    cpu_after = _cpu_seconds()
     store.close()
     full = result.seconds
     _store_requests(db, held)
@@ -128,6 +157,9 @@ def run_once(base: Path, held: list[bytes], work: Path) -> dict[str, float]:
     store.close()
     return {"spans": spans, "conversations": result.conversations_rebuilt, "scan_s": scan,
             "full_s": full, "peak_rss_mib": rss.peak / 2**20,
+            "peak_rss_main_mib": rss.peak_main / 2**20,
+            "cpu_main_s": cpu_after[0] - cpu_before[0],
+            "cpu_workers_s": cpu_after[1] - cpu_before[1],
             "incremental_s": incremental.seconds,
             "incremental_spans": incremental.spans_read,
             "incremental_conversations": incremental.conversations_rebuilt,
@@ -162,7 +194,10 @@ def main() -> int:
     print(f"  scan ceiling (s)            {median['scan_s']:>12.2f}")
     print(f"  full processing (s)         {median['full_s']:>12.2f}   target <= 60")
     print(f"  full / scan ceiling         {median['full_s'] / median['scan_s']:>12.1f}x")
-    print(f"  peak RSS (MiB)              {median['peak_rss_mib']:>12.0f}   target <= 2048")
+    print(f"  CPU main + workers (s)      {median['cpu_main_s']:>12.1f} + "
+          f"{median['cpu_workers_s']:.1f}   (the machine's share of the wall time)")
+    print(f"  peak RSS, with workers (MiB){median['peak_rss_mib']:>12.0f}   target <= 2048 "
+          f"(main process alone {median['peak_rss_main_mib']:.0f})")
     print(f"  incremental (s)             {median['incremental_s']:>12.2f}   target <= 2 "
           f"({median['incremental_spans']:,.0f} spans, "
           f"{median['incremental_conversations']:,.0f} conversations rebuilt)")

@@ -66,7 +66,8 @@ def _key(message: Message) -> tuple[object, ...]:
             tuple(call.call_id or call.name for call in message.tool_calls))
 
 
-def _extend(transcript: list[Message], history: Sequence[Message]) -> None:
+def _extend(transcript: list[Message], keys: list[tuple[object, ...]],
+            history: Sequence[Message], key_of: dict[int, tuple[object, ...]]) -> None:
     """Append the part of a call's history that the transcript lacks.
 
     The history's messages are matched in order against the transcript; those after the
@@ -74,19 +75,34 @@ def _extend(transcript: list[Message], history: Sequence[Message]) -> None:
     prefix), sent again (a retry: it is a prefix of the transcript), framed differently
     (a rewritten system prompt, a window: the unmatched framing is not appended) and only
     the new turn (nothing matches).
+
+    ``keys`` are the transcript's messages' keys (kept up to date here); ``key_of`` the
+    keys of messages already seen, by id: histories share their leading messages' objects
+    (:mod:`processor._messages` reads a list that extends one read before only past it).
     """
-    keys = [_key(message) for message in transcript]
-    position = 0
-    new_from = 0
-    for index, message in enumerate(history):
-        key = _key(message)
-        try:
-            found = keys.index(key, position)
-        except ValueError:
-            continue
-        position = found + 1
-        new_from = index + 1
+    wanted = []
+    for message in history:
+        key = key_of.get(id(message))
+        if key is None:
+            key = key_of[id(message)] = _key(message)
+        wanted.append(key)
+    known = len(keys)
+    if wanted[:known] == keys:
+        # the history sent whole: each of its first messages is found where the one
+        # before was, and none after them is (the transcript has nothing past them)
+        new_from = known
+    else:
+        position = 0
+        new_from = 0
+        for index, key in enumerate(wanted):
+            try:
+                found = keys.index(key, position)
+            except ValueError:
+                continue
+            position = found + 1
+            new_from = index + 1
     transcript.extend(history[new_from:])
+    keys.extend(wanted[new_from:])
 
 
 def _take_result(call: ToolCall, results: list[Message]) -> tuple[Message | None, Binding]:
@@ -223,14 +239,19 @@ def assemble(conversation_id: str, spans: Sequence[SpanRow],
          for index, (span, content) in enumerate(zip(ordered, contents, strict=True))
          if content.kind in ("model", "agent")))
     transcript: list[Message] = []
+    keys: list[tuple[object, ...]] = []
+    # every message read stays referenced by ``contents`` until the end, so ids are unique
+    key_of: dict[int, tuple[object, ...]] = {}
     input_tokens = output_tokens = None
     for _, index in readings:
         span, content = ordered[index], contents[index]
         if content.kind == "agent":
-            _extend(transcript, (*content.input_messages, *content.output_messages))
+            _extend(transcript, keys, (*content.input_messages, *content.output_messages),
+                    key_of)
             continue
-        _extend(transcript, content.input_messages)
+        _extend(transcript, keys, content.input_messages, key_of)
         transcript.extend(content.output_messages)
+        keys.extend(_key(message) for message in content.output_messages)
         if span.input_tokens is not None:
             input_tokens = (input_tokens or 0) + span.input_tokens
         if span.output_tokens is not None:

@@ -108,9 +108,14 @@ def _fault_from_text(text: str) -> str | None:
 
 def step_condition(step: Step) -> str:
     """The tool condition one step shows."""
+    return _condition(step, _result_object(step.result))
+
+
+def _condition(step: Step, result: tuple[Any, bool]) -> str:
+    """:func:`step_condition`, given the step's result as :func:`_result_object` reads it."""
     if step.status == "error":
         return _fault_from_text(step.error or "") or "error"
-    parsed, malformed = _result_object(step.result)
+    parsed, malformed = result
     if malformed:
         return "malformed_result"
     if isinstance(parsed, dict):
@@ -124,11 +129,11 @@ def step_condition(step: Step) -> str:
     return "success"
 
 
-def _world_state(steps: Sequence[Step]) -> str:
+def _world_state(steps: Sequence[Step], results: Sequence[tuple[Any, bool]],
+                 conditions: Sequence[str]) -> str:
     exists = False
-    for step in steps:
-        parsed, _ = _result_object(step.result)
-        if step_condition(step) == "not_found":
+    for step, (parsed, _), condition in zip(steps, results, conditions, strict=True):
+        if condition == "not_found":
             return "missing"
         if not isinstance(parsed, dict):
             continue
@@ -156,13 +161,12 @@ def classify_stance(text: str | None) -> str:
 
 
 def _history(first_ask: str | None, user_turns: Sequence[str | None],
-             steps: Sequence[Step]) -> str:
-    conditions = [step_condition(step) for step in steps]
+             steps: Sequence[Step], results: Sequence[tuple[Any, bool]],
+             conditions: Sequence[str]) -> str:
     for index, condition in enumerate(conditions):
         if condition not in ("success", "unknown") and "success" in conditions[index + 1:]:
             return "prior_failure"
-    for index, step in enumerate(steps[:-1]):
-        parsed, _ = _result_object(step.result)
+    for index, (parsed, _) in enumerate(results[:-1]):
         if isinstance(parsed, dict) and str(parsed.get("status", "")).lower() == "partial" \
                 and index < len(steps) - 1:
             return "prior_partial_action"
@@ -176,7 +180,8 @@ def _history(first_ask: str | None, user_turns: Sequence[str | None],
 def situate(*, first_ask: str | None, user_turns: Sequence[str | None],
             steps: Sequence[Step], policy_rule: str) -> Situation:
     """Place one conversation on the six axes."""
-    conditions = [step_condition(step) for step in steps]
+    results = [_result_object(step.result) for step in steps]  # each result parsed once
+    conditions = [_condition(step, result) for step, result in zip(steps, results, strict=True)]
     tools = []
     for step in steps:
         if step.tool not in tools:
@@ -192,7 +197,8 @@ def situate(*, first_ask: str | None, user_turns: Sequence[str | None],
     else:
         tool, condition = "no_tool", "none"
     return Situation(
-        tool=tool, tool_condition=condition, world_state=_world_state(steps),
-        history=_history(first_ask, user_turns, steps),
+        tool=tool, tool_condition=condition,
+        world_state=_world_state(steps, results, conditions),
+        history=_history(first_ask, user_turns, steps, results, conditions),
         user_stance=classify_stance(first_ask), policy_rule=policy_rule or "unspecified",
     )

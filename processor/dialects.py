@@ -212,12 +212,12 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
         if span.events
         else []
     )
-    flat = [key for key in attributes if key.startswith(_FLAT_PREFIXES)]
     first = (
         _semconv(attributes, "semconv")
         if "gen_ai.input.messages" in attributes or "gen_ai.output.messages" in attributes
         else None
     )
+    flat: list[str] | None = None  # listed when needed: it walks every key
     if first and first.input and first.input.messages and first.output and first.output.messages:
         # the first channel has both sides (the common case): no other is read
         input_side: Side | None = first.input
@@ -225,6 +225,7 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
         input_channel: Channel | None = first.channel
         output_channel: Channel | None = first.channel
     else:
+        flat = _flat_keys(attributes)
         readings = _readings(span, logs, kind, details_logs, details_events, flat, first)
         (input_side, input_channel), (output_side, output_channel) = _pick(readings)
     sources = (
@@ -233,7 +234,7 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
         else [attributes]
     )
     system, system_missing = _system_instructions(sources)
-    definitions = _tool_definitions(sources, flattened=bool(flat))
+    definitions = _tool_definitions(sources, flat)
 
     inputs = input_side.messages if input_side else ()
     outputs = output_side.messages if output_side else ()
@@ -257,6 +258,11 @@ def _read_messages(span: SpanRow, logs: Sequence[LogRow], kind: Kind) -> SpanCon
         tool_definitions=definitions,
         content_captured=not missing,
     )
+
+
+def _flat_keys(attributes: Mapping[str, object]) -> list[str]:
+    """The keys of flattened (indexed) attributes."""
+    return [key for key in attributes if key.startswith(_FLAT_PREFIXES)]
 
 
 def _readings(
@@ -517,16 +523,16 @@ def _system_instructions(sources: Iterable[Mapping[str, object]]) -> tuple[str |
 
 
 def _tool_definitions(
-    sources: Sequence[Mapping[str, object]], *, flattened: bool = True
+    sources: Sequence[Mapping[str, object]], flat: Sequence[str] | None = None
 ) -> tuple[str, ...]:
-    """Each tool definition offered to the model as JSON text. ``flattened``: whether
-    the first source (the span's attributes) has flattened attributes at all."""
+    """Each tool definition offered to the model as JSON text. ``flat``: the keys of the
+    first source (the span's attributes) that are flattened attributes, when listed."""
     for attributes in sources:
         decoded = json_value(attributes.get("gen_ai.tool.definitions"))
         if isinstance(decoded, list):
             return tuple(text for text in map(json_text, decoded) if text is not None)
     for index, attributes in enumerate(sources):
-        if index == 0 and not flattened:
+        if index == 0 and not (flat if flat is not None else _flat_keys(attributes)):
             continue
         found = openinference_tool_definitions(attributes) or openllmetry_tool_definitions(
             attributes

@@ -183,9 +183,21 @@ def unread_scores(spans: Sequence[SpanRow], reward_keys: Sequence[str]) -> list[
     names: set[str] = set()
     for span in spans:
         for key, value in span.attributes.items():
-            if key in reward_keys or key.startswith(("gen_ai.evaluation.", "gen_ai.usage.",
-                                                     "llm.token_count")):
+            # most values are text: the type test first spares the name tests
+            if not isinstance(value, (bool, int, float)) or key in reward_keys:
                 continue
-            if isinstance(value, (bool, int, float)) and _SCORE_LIKE.search(key):
+            score_like = _SCORE_KEYS.get(key)
+            if score_like is None:
+                score_like = not key.startswith(_NOT_SCORES) and bool(_SCORE_LIKE.search(key))
+                if len(_SCORE_KEYS) < 4096:
+                    _SCORE_KEYS[key] = score_like
+            if score_like:
                 names.add(key)
     return sorted(names)
+
+
+_NOT_SCORES = ("gen_ai.evaluation.", "gen_ai.usage.", "llm.token_count")
+"""Score-like names that are read elsewhere (evaluations) or are counts, not scores."""
+_SCORE_KEYS: dict[str, bool] = {}
+"""Attribute names seen, with whether they are score-like (a bounded cache: attribute
+names are few, values many)."""

@@ -1,0 +1,32 @@
+"""How conversations are graded and versioned, and how much generation explores."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from processor.assemble import VERSION_SOURCES
+
+if TYPE_CHECKING:  # worker processes import this module: the settings' imports are heavy
+    from tracemill.config import Settings
+
+
+@dataclass(frozen=True)
+class ProcessOptions:
+    """How conversations are graded and versioned, and how much generation explores."""
+
+    reward_keys: tuple[str, ...] = ("reward", "tracemill.reward")
+    """Span attributes read as rewards."""
+    threshold: float = 0.5
+    """A reward or score at or above it passes."""
+    version_sources: tuple[str, ...] = VERSION_SOURCES
+    """Where the model version comes from, in order of precedence."""
+    exploration: float = 0.2
+    """Share of a generation budget kept for cells that do not fail."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ProcessOptions:
+        """The options a command's settings ask for."""
+        return cls(reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
+                   version_sources=settings.model_version_sources,
+                   exploration=settings.exploration_share)
