@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import orjson
 
-from generator.errors import NothingToPlan
+from generator.errors import NothingToPlan, ToolSchemaError
 from generator.records import Cell, ToolSpec
 from generator.world import tool_from_structure
 from tracemill.store import load_sql
@@ -126,6 +126,42 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _stored_tool(name: str, schema: str, source: str,
+                 exemplars: tuple[str, ...]) -> ToolSpec:
+    """A tool_schemas row as a tool: a definition offered to the model is already a JSON
+    schema; an observed row holds an argument structure to be turned into one."""
+    if source != "definitions":
+        return tool_from_structure(name, schema, exemplars=exemplars, source=source)
+    try:
+        definition = orjson.loads(schema)
+    except orjson.JSONDecodeError as exc:
+        raise ToolSchemaError(
+            f"the stored definition of tool {name!r} is not JSON ({exc}): {schema[:80]!r}; "
+            "rebuild the tool catalog with `tracemill process`") from None
+    if not isinstance(definition, dict):
+        definition = {}
+    description = definition.get("description")
+    text = description if isinstance(description, str) and description.strip() \
+        else tool_from_structure(name, "{}").description  # the default observed tools get
+    return ToolSpec(name=name, description=text,
+                    parameters=_object_schema(definition.get("parameters")),
+                    exemplars=exemplars, source="definitions")
+
+
+def _object_schema(given: Any) -> dict[str, Any]:
+    """``given`` as an object schema the world can check arguments against: agents'
+    definitions are not validated by anyone, so a stray ``required`` name (absent from
+    ``properties``) or a non-object ``properties`` is dropped rather than trusted."""
+    schema = dict(given) if isinstance(given, dict) else {}
+    schema["type"] = "object"
+    props = schema.get("properties")
+    schema["properties"] = props if isinstance(props, dict) else {}
+    required = schema.get("required")
+    schema["required"] = [key for key in required if isinstance(key, str)
+                          and key in schema["properties"]] if isinstance(required, list) else []
+    return schema
+
+
 def merge_tools(stored: Iterable[ToolSpec],
                  supplied: Iterable[ToolSpec] | None) -> tuple[tuple[ToolSpec, ...], set[str]]:
     """Stored tools overlaid with supplied ones (supplied win), by name; and the names
@@ -172,8 +208,7 @@ def load_plan_inputs(cursor: duckdb.DuckDBPyConnection, *,
             examples.setdefault(tool, []).append(arguments)
         if status == "ok" and result and _is_json(result):  # a malformed body shapes nothing
             results.setdefault(tool, []).append(result)
-    stored = [tool_from_structure(name, schema, exemplars=tuple(results.get(name, ())),
-                                  source=source)
+    stored = [_stored_tool(name, schema, source, tuple(results.get(name, ())))
               for name, schema, source in cursor.execute(
                   load_sql("generator", "plan_tools.sql")).fetchall()]
     merged, supplied = merge_tools(stored, tools)

@@ -99,6 +99,7 @@ def process(store: Store, options: ProcessOptions | None = None,
             if (empty and empty[0]) or rebuilt >= CATALOG_REFRESH * int(stored[0] if stored else 0):
                 cursor.execute(load_sql("processor", "tool_steps.sql"))
                 cursor.execute(load_sql("processor", "tool_schemas.sql"), [now])
+                cursor.execute(load_sql("processor", "tool_definitions.sql"), [now])
                 cursor.execute(load_sql("processor", "tool_exemplars.sql"))
                 phases.mark("tool_catalog")
         periods, cells = build_map(cursor, options.exploration)
