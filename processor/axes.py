@@ -21,12 +21,23 @@ history         ``prior_failure`` (a failed step before a later successful one),
                 ``prior_partial_action`` (a partial result before a later step),
                 ``contradicts_earlier`` (a later user turn that takes back an earlier
                 one: "actually", "no, ", "i meant"), ``repeat_visit`` (the ask says
-                "again" / "already contacted"), else ``fresh``
+                "again" / "already contacted"), else ``fresh``; then across the session
+                (``session.id``, not ``user.id``; SQL post-pass ``session_history.sql``,
+                the within value kept in ``history_within``): a ``fresh`` conversation
+                after an earlier one of its session (start time, then id) becomes
+                ``prior_failure`` when an earlier one failed or had a failed tool step,
+                else ``repeat_visit``
 user_stance     from the first ask, by keywords: ``adversarial``, ``frustrated``,
                 ``hurried``, ``mistaken``, ``unsure``, ``conflicting``, else ``ordinary``;
                 ``unknown`` when the ask was not captured (:data:`STANCE_KEYWORDS`)
-policy_rule     the name of the failing evaluation, else of the first evaluation, else the
-                failure class; ``unspecified``
+policy_rule     with a policy document (``--policy FILE``, :mod:`processor.policy`): the id
+                of the clause that the failing evaluations (else all evaluations; name,
+                label, explanation) and the failure class match; when they match no
+                clause, the clause the final reply and the steps (tool, arguments, error)
+                match; keyword overlap of at least ``MIN_SHARED`` words, see
+                :func:`processor.policy.match_clause`. Without a document or a match:
+                the failure class, else the first evaluation's name; ``unspecified``
+                (:func:`policy_rule`)
 ==============  ===========================================================================
 
 A status such as ``paid`` or ``shipped`` in a result is data, not a fault.
@@ -41,6 +52,8 @@ from typing import Any
 
 import orjson
 
+from processor.outcomes import Outcome
+from processor.policy import clause_index, match_clause
 from processor.records import Step
 
 AXES: tuple[str, ...] = (
@@ -175,6 +188,35 @@ def _history(first_ask: str | None, user_turns: Sequence[str | None],
     if first_ask and any(word in first_ask.lower() for word in _REPEAT):
         return "repeat_visit"
     return "fresh"
+
+
+_REPLY_CHARS = 4000  # enough of a reply to say what it is about; bounds the tokenising
+
+
+def policy_rule(outcome: Outcome, clauses: tuple[tuple[str, str], ...],
+                final_reply: str | None, steps: Sequence[Step]) -> str:
+    """The policy_rule axis value of a conversation (see the module table).
+
+    ``clauses`` are :attr:`processor.options.ProcessOptions.policy_clauses`; their words
+    are computed once per policy and process (:func:`processor.policy.clause_index`).
+    """
+    if clauses:
+        index = clause_index(clauses)
+        judged = [e for e in outcome.evaluations if e.passed is False] or \
+            list(outcome.evaluations)
+        texts = [outcome.failure_class]
+        for evaluation in judged:
+            texts += [evaluation.name, evaluation.label, evaluation.explanation]
+        matched = match_clause(index, texts)
+        if matched is None:
+            conduct: list[str | None] = [final_reply[:_REPLY_CHARS] if final_reply else None]
+            for step in steps:
+                conduct += [step.tool, step.arguments, step.error]
+            matched = match_clause(index, conduct)
+        if matched is not None:
+            return matched
+    return outcome.failure_class or next(
+        (e.name for e in outcome.evaluations if e.name), None) or "unspecified"
 
 
 def situate(*, first_ask: str | None, user_turns: Sequence[str | None],

@@ -4,6 +4,7 @@
 
     ProcessorError (tracemill.errors.TracemillError)
     ├── LabelFileError   a label file cannot be read (names the file, line and column)
+    ├── PolicyFileError  a policy document cannot be read or holds no clause (names the file)
     └── UnknownVersion   a model version asked for is not in the store
 """
 
@@ -18,6 +19,10 @@ class ProcessorError(TracemillError):
 
 class LabelFileError(ProcessorError):
     """A label file is malformed; nothing of it was stored."""
+
+
+class PolicyFileError(ProcessorError):
+    """A policy document (``--policy FILE``) is missing, unreadable or holds no clause."""
 
 
 class UnknownVersion(ProcessorError):

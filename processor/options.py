@@ -23,10 +23,20 @@ class ProcessOptions:
     """Where the model version comes from, in order of precedence."""
     exploration: float = 0.2
     """Share of a generation budget kept for cells that do not fail."""
+    policy_clauses: tuple[tuple[str, str], ...] = ()
+    """(id, text) of each clause of the user's policy document, in document order (empty:
+    the policy_rule axis comes from evaluation names and failure classes only). Part of
+    the rebuild fingerprint, so a changed policy rebuilds the conversations."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProcessOptions:
-        """The options a command's settings ask for."""
+        """The options a command's settings ask for (reads the policy file, when set)."""
+        clauses: tuple[tuple[str, str], ...] = ()
+        if settings.policy_file is not None:
+            from processor.policy import load_policy
+
+            clauses = tuple((clause.id, clause.text)
+                            for clause in load_policy(settings.policy_file))
         return cls(reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
                    version_sources=settings.model_version_sources,
-                   exploration=settings.exploration_share)
+                   exploration=settings.exploration_share, policy_clauses=clauses)

@@ -6,7 +6,10 @@ spans, log records and labels are fetched as Arrow tables, reading only the rang
 its spans lie in; :func:`processor.rows.build_chunk` turns them into conversation rows,
 in worker processes when there is more than one chunk (while the next chunk is fetched
 and the last one written), and the rows are inserted. Every affected conversation's old
-row is deleted first, and written again if the conversation still has spans.
+row is deleted first, and written again if the conversation still has spans. Last, the
+history axis is placed across sessions (``session_history.sql``): a SQL post-pass over
+every conversation with a session id, so a late-arriving earlier conversation updates the
+later ones of its session.
 
 The main process only runs SQL and moves Arrow buffers; everything done row by row in
 Python happens in :func:`~processor.rows.build_chunk`. Reading a chunk by row-id range and
@@ -97,8 +100,16 @@ def rebuild(cursor: duckdb.DuckDBPyConnection, options: ProcessOptions, now: int
     """Replace the rows of the conversations in the temp table ``affected``.
 
     Chunks are built by ``workers`` worker processes when there is more than one chunk
-    and more than one worker, else in this process.
+    and more than one worker, else in this process. Then the history axis of every
+    conversation is recomputed across its session (``session_history.sql``).
     """
+    rebuilt = _rebuild_chunks(cursor, options, now, workers, chunk_size)
+    cursor.execute(load_sql("processor", "session_history.sql"))
+    return rebuilt
+
+
+def _rebuild_chunks(cursor: duckdb.DuckDBPyConnection, options: ProcessOptions, now: int,
+                    workers: int, chunk_size: int) -> Rebuilt:
     chunks = _plan(cursor, chunk_size)
     cursor.execute("DELETE FROM conversations "
                    "WHERE conversation_id IN (SELECT conversation_id FROM affected)")

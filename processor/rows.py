@@ -22,7 +22,7 @@ import orjson
 import pyarrow as pa
 
 from processor.assemble import assemble
-from processor.axes import Situation, situate
+from processor.axes import Situation, policy_rule, situate
 from processor.options import ProcessOptions
 from processor.outcomes import Label, decide, unread_scores
 from processor.records import LogRow, SpanRow
@@ -152,8 +152,8 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
                                               span.start_unix_nano))
     outcome = decide(ordered, [record for records in mine.values() for record in records],
                      labels, reward_keys=options.reward_keys, threshold=options.threshold)
-    policy = outcome.failure_class or next(
-        (e.name for e in outcome.evaluations if e.name), None) or "unspecified"
+    policy = policy_rule(outcome, options.policy_clauses, conversation.final_reply,
+                         conversation.steps)
     situation = situate(first_ask=conversation.first_ask, user_turns=conversation.user_turns,
                         steps=conversation.steps, policy_rule=policy)
     return (

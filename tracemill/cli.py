@@ -48,6 +48,9 @@ def _processing(parser: argparse.ArgumentParser) -> None:
                              "(default reward,tracemill.reward).")
     parser.add_argument("--pass-threshold", type=float, metavar="X",
                         help="Rewards and scores at or above it pass (default 0.5).")
+    parser.add_argument("--policy", dest="policy_file", type=Path, metavar="FILE",
+                        help="Policy document (Markdown or text) whose clauses name the "
+                             "policy_rule axis (env TRACEMILL_POLICY_FILE).")
 
 
 def build_parser() -> argparse.ArgumentParser:

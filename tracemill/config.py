@@ -119,6 +119,11 @@ class Settings(BaseModel):
         default=0.2, ge=0, le=1,
         description="Share of a generation budget kept for cells that do not fail.",
     )
+    policy_file: Path | None = Field(
+        default=None,
+        description="A policy document (Markdown or text: numbered items, bullets or headed "
+        "sections); the policy_rule axis names the clause a conversation's failure is about.",
+    )
     agent: str | None = Field(
         default=None,
         description="The agent under test in `generate`: offline[:MISTAKE_RATE], "
