@@ -33,8 +33,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from generator.backends import BackendOptions
 from generator.budget import Budget, BudgetLedger
 from generator.offline_agent import OfflineAgent
@@ -44,8 +42,8 @@ from generator.prices import PriceTable
 from generator.run import RunConfig, run_generation
 from generator.simulate import Limits, simulate
 from processor.run import ProcessOptions, process
+from tests.support.pipeline import store_requests
 from tests.support.synthetic import production_stream
-from tracemill.config import Settings
 from tracemill.store import open_store
 
 
@@ -53,14 +51,8 @@ def build_store(folder: Path) -> Path:
     """A processed store holding the synthetic production stream."""
     db = folder / "base.duckdb"
     stream = production_stream(seed=5, conversations_per_version=400)
+    store_requests(db, stream.requests, source="bench")
     store = open_store(db)
-    pipeline = Pipeline(Settings(db=db, decode_workers=0), store, Metrics())
-    pipeline.start()
-    try:
-        for request in stream.requests:
-            pipeline.intake.export_blocking("traces", request, "bench")
-    finally:
-        pipeline.close(drain_all=True)
     process(store, ProcessOptions())
     store.checkpoint()
     store.close()

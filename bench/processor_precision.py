@@ -26,11 +26,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from processor.run import ProcessOptions, process
+from tests.support.pipeline import store_requests
 from tests.support.synthetic import production_stream
-from tracemill.config import Settings
 from tracemill.store import open_store
 
 STATUSES = ("new", "persistent", "fixed")
@@ -41,14 +39,8 @@ def measure(seed: int, per_version: int, work: Path) -> tuple[Counter[str], Coun
     """(true positives, flagged, planted) per status for one seed."""
     stream = production_stream(seed=seed, conversations_per_version=per_version)
     db = work / f"seed{seed}.duckdb"
+    store_requests(db, stream.requests, source="bench")
     store = open_store(db)
-    pipeline = Pipeline(Settings(db=db, decode_workers=0), store, Metrics())
-    pipeline.start()
-    try:
-        for request in stream.requests:
-            pipeline.intake.export_blocking("traces", request, "bench")
-    finally:
-        pipeline.close(drain_all=True)
     try:
         process(store, ProcessOptions())
         rows = store.query("SELECT axis_a, value_a, axis_b, value_b, status FROM failure_map "

@@ -17,12 +17,10 @@ from typing import Any
 
 import pytest
 
-from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from processor.run import ProcessOptions, process
+from tests.support.pipeline import store_requests
 from tests.support.synthetic import production_stream
 from tracemill.cli import main
-from tracemill.config import Settings
 from tracemill.store import open_store
 
 StoreCopy = Callable[[str], Path]
@@ -37,15 +35,9 @@ def production_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A closed store holding a production stream, its conversations and failure map."""
     db = tmp_path_factory.mktemp("production") / "production.duckdb"
     stream = production_stream(seed=5, conversations_per_version=400)
+    store_requests(db, stream.requests)
     store = open_store(db)
     try:
-        pipeline = Pipeline(Settings(db=db, decode_workers=0), store, Metrics())
-        pipeline.start()
-        try:
-            for request in stream.requests:
-                pipeline.intake.export_blocking("traces", request, "test")
-        finally:
-            pipeline.close(drain_all=True)
         process(store, ProcessOptions())
         (cells,) = store.query("SELECT count(*) FROM failure_map WHERE status IN "
                                "('new', 'persistent')")[0]

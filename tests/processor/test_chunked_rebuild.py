@@ -21,13 +21,11 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from collector.decode import Signal
-from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from processor.labels import LabelRow, store_labels
 from processor.run import ProcessOptions, process
 from tests.support.otlp import kv
+from tests.support.pipeline import store_signals
 from tests.support.synthetic import SyntheticStream, production_stream
-from tracemill.config import Settings
 from tracemill.store import Store, open_store
 
 LOGGED = 12
@@ -80,18 +78,6 @@ def _put(target: Any, value: object) -> None:
         target.string_value = str(value)
 
 
-def _load(db: Path, requests: list[tuple[Signal, bytes]]) -> None:
-    store = open_store(db)
-    pipeline = Pipeline(Settings(db=db, decode_workers=0), store, Metrics())
-    pipeline.start()
-    try:
-        for signal, request in requests:
-            pipeline.intake.export_blocking(signal, request, "test")
-    finally:
-        pipeline.close(drain_all=True)
-        store.close()
-
-
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SyntheticStream]:
     stream = production_stream(seed=5, conversations_per_version=400)
@@ -105,7 +91,7 @@ def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, SyntheticStr
             traces, logs = _logged_conversation(number)
             requests.extend((("traces", traces), ("logs", logs)))
     db = tmp_path_factory.mktemp("chunked") / "store.duckdb"
-    _load(db, requests)
+    store_signals(db, requests)
     store = open_store(db)
     try:
         ids = sorted(stream.expected)

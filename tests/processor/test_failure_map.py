@@ -12,28 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from collector.metrics import Metrics
-from collector.pipeline import Pipeline
 from processor.run import ProcessOptions, process
+from tests.support.pipeline import store_requests
 from tests.support.synthetic import SyntheticStream, production_stream
 from tracemill.cli import main
-from tracemill.config import Settings
 from tracemill.store import Store, open_store
 
 ENV = {"TRACEMILL_DECODE_WORKERS": "0"}
-
-
-def _load(db: Path, requests: list[bytes], signal: str = "traces") -> None:
-    store = open_store(db)
-    pipeline = Pipeline(Settings(db=db, decode_workers=0), store, Metrics())
-    pipeline.start()
-    try:
-        for request in requests:
-            pipeline.intake.export_blocking("traces" if signal == "traces" else "logs",
-                                            request, "test")
-    finally:
-        pipeline.close(drain_all=True)
-        store.close()
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +29,7 @@ def stream() -> SyntheticStream:
 @pytest.fixture
 def loaded(tmp_path: Path, stream: SyntheticStream) -> Iterator[Path]:
     db = tmp_path / "production.duckdb"
-    _load(db, stream.requests)
+    store_requests(db, stream.requests)
     yield db
 
 
@@ -79,11 +64,11 @@ def test_incremental_rebuilds_only_what_new_spans_touch(tmp_path: Path,
                                                        stream: SyntheticStream) -> None:
     db = tmp_path / "incremental.duckdb"
     half = len(stream.requests) // 2
-    _load(db, stream.requests[:half])
+    store_requests(db, stream.requests[:half])
     store = open_store(db)
     first = process(store, ProcessOptions())
     store.close()
-    _load(db, stream.requests[half:])
+    store_requests(db, stream.requests[half:])
     store = open_store(db)
     try:
         second = process(store, ProcessOptions())
@@ -146,7 +131,7 @@ def test_labels_override_and_unread_scores_are_loud(tmp_path: Path,
         span = genai_span(f"invoke_agent {index}", conversation=f"conv-{index}")
         span.attributes.append(kv("score", 0.9))
         spans.append(span)
-    _load(db, [trace_request(spans).SerializeToString()])
+    store_requests(db, [trace_request(spans).SerializeToString()])
     out = tmp_path / "r"
     assert main(["report", "--db", str(db), "--out", str(out)], environ=ENV) == 0
     warnings = capsys.readouterr().err

@@ -12,8 +12,8 @@ from pathlib import Path
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from processor.run import ProcessOptions, process
-from tests.processor.test_failure_map import _load
 from tests.support.otlp import genai_span, kv, trace_request
+from tests.support.pipeline import store_requests
 from tracemill.store import open_store
 
 T0 = 1_700_000_000_000_000_000
@@ -66,7 +66,7 @@ def _histories(db: Path) -> dict[str, str]:
 
 def test_later_conversations_of_a_session_see_the_earlier_ones(tmp_path: Path) -> None:
     db = tmp_path / "sessions.duckdb"
-    _load(db, [
+    store_requests(db, [
         # session s-fail: a failed first visit, then a second and a third
         _conversation("a1", "s-fail", T0, reward=0.0),
         _conversation("a2", "s-fail", T0 + 60 * SECOND, reward=1.0),
@@ -112,11 +112,11 @@ def test_later_conversations_of_a_session_see_the_earlier_ones(tmp_path: Path) -
 
 def test_a_late_earlier_conversation_updates_the_later_ones(tmp_path: Path) -> None:
     db = tmp_path / "late.duckdb"
-    _load(db, [_conversation("later", "s", T0 + 60 * SECOND, reward=1.0),
+    store_requests(db, [_conversation("later", "s", T0 + 60 * SECOND, reward=1.0),
                _conversation("other", "s2", T0 + 60 * SECOND, reward=1.0)])
     assert _histories(db) == {"later": "fresh", "other": "fresh"}
 
-    _load(db, [_conversation("earlier", "s", T0, reward=0.0)])
+    store_requests(db, [_conversation("earlier", "s", T0, reward=0.0)])
     rows, rebuilt = _process(db)
     assert rebuilt == 1  # only the new conversation is rebuilt; the post-pass does the rest
     assert {key: history for key, (history, _) in rows.items()} == {
@@ -124,7 +124,7 @@ def test_a_late_earlier_conversation_updates_the_later_ones(tmp_path: Path) -> N
 
     # an even earlier, passing visit changes nothing for "later" (still after a failure)
     # but the new first visit stays fresh, and a rerun is a no-op
-    _load(db, [_conversation("first", "s", T0 - 60 * SECOND, reward=1.0)])
+    store_requests(db, [_conversation("first", "s", T0 - 60 * SECOND, reward=1.0)])
     assert _histories(db) == {"first": "fresh", "earlier": "repeat_visit",
                               "later": "prior_failure", "other": "fresh"}
     assert _histories(db) == {"first": "fresh", "earlier": "repeat_visit",
@@ -143,7 +143,7 @@ def test_within_conversation_history_is_kept(tmp_path: Path) -> None:
             attribute.value.string_value = (
                 '[{"role": "user", "parts": [{"type": "text", '
                 '"content": "last time you said order 123 shipped"}]}]')
-    _load(db, [_conversation("first", "s", T0, reward=0.0),
+    store_requests(db, [_conversation("first", "s", T0, reward=0.0),
                trace_request([again]).SerializeToString()])
     assert _histories(db) == {"first": "fresh", "again": "repeat_visit"}
     store = open_store(db)
