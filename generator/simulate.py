@@ -159,7 +159,11 @@ async def simulate(
                                     limits.max_tokens)
         if reservation is None:
             return None
-        turn = await (session.opening() if first else session.reply(tuple(messages)))
+        try:
+            turn = await (session.opening() if first else session.reply(tuple(messages)))
+        except BaseException:
+            ledger.settle(reservation, 0.0)  # a failed call holds nothing
+            raise
         meter.settle(reservation, turn.usage, turn.cost_usd)
         return turn
 
