@@ -125,3 +125,11 @@ def store_labels(store: Store, labels: list[LabelRow], source: Path) -> int:
                 label.target, label.passed, label.reward, label.kind, label.labeled_by,
                 label.note, str(source), now])
     return len(labels)
+
+
+def unknown_targets(store: Store, labels: list[LabelRow]) -> list[str]:
+    """Targets that name no processed conversation, trace or rollout (a typo, or spans not
+    processed yet): the command warns about them."""
+    targets = sorted({label.target for label in labels})
+    return [row[0] for row in store.query(load_sql("processor", "unknown_targets.sql"),
+                                          [targets])]

@@ -486,15 +486,22 @@ def _report(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _label(args: argparse.Namespace, settings: Settings) -> int:
-    from processor.labels import read_labels, store_labels
+    from processor.labels import read_labels, store_labels, unknown_targets
 
     labels = read_labels(args.file, args.by)
     store = _open(settings)
     try:
         count = store_labels(store, labels, args.file)
+        unknown = unknown_targets(store, labels)
     finally:
         store.close()
     print(f"stored {count} labels from {args.file}; the next map or report uses them")
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
+                                          else "")
+        print(f"warning: {len(unknown)} labels name no processed conversation, trace or "
+              f"rollout: {shown} (a typo, or spans not processed yet: run `tracemill "
+              "process`)", file=sys.stderr)
     return 0
 
 

@@ -140,9 +140,11 @@ def test_labels_override_and_unread_scores_are_loud(tmp_path: Path,
 
     labels = tmp_path / "labels.csv"
     labels.write_text("conversation_id,passed,kind,labeled_by\nconv-0,fail,human,ana\n"
-                      "conv-1,pass,human,ana\n")
+                      "conv-1,pass,human,ana\nconv-typo,pass,human,ana\n")
     assert main(["label", "--db", str(db), str(labels)], environ=ENV) == 0
-    capsys.readouterr()
+    # stored all the same (the spans may come later), but a target nobody knows is named
+    assert "1 labels name no processed conversation, trace or rollout: conv-typo" in \
+        capsys.readouterr().err
     assert main(["conversations", "--db", str(db), "--json"], environ=ENV) == 0
     outcomes = {row["conversation_id"]: (row["outcome"], row["outcome_source"])
                 for row in map(json.loads, capsys.readouterr().out.splitlines())}
