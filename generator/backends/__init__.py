@@ -124,6 +124,20 @@ def _base_url(value: str, source: str) -> str:
     return url
 
 
+def _resolve_base(spec: str, parsed: ParsedSpec, credentials: Mapping[str, str],
+                  variable: str | None, default: str | None,
+                  from_variable: Callable[[str], str] | None = None) -> str:
+    """The base URL: the spec's ``@URL``, else the environment ``variable`` (read through
+    ``from_variable`` when given), else ``default``."""
+    if parsed.url is not None:
+        return _base_url(parsed.url, f"the URL in spec {spec!r}:")
+    value = credentials.get(variable) if variable else None
+    if variable and value:
+        return from_variable(value) if from_variable else _base_url(value, variable)
+    assert default is not None  # providers without a default (vllm) require @URL in the spec
+    return default
+
+
 def _key(spec: str, credentials: Mapping[str, str], variable: str, required: bool) -> str | None:
     key = (credentials.get(variable) or "").strip()
     if not key and required:
@@ -139,13 +153,7 @@ def _openai_compat(
     options: BackendOptions,
 ) -> ChatBackend:
     endpoint = _OPENAI_COMPAT[parsed.provider]
-    if parsed.url is not None:
-        base = _base_url(parsed.url, f"the URL in spec {spec!r}:")
-    elif endpoint.url_variable and credentials.get(endpoint.url_variable):
-        base = _base_url(credentials[endpoint.url_variable], endpoint.url_variable)
-    else:
-        assert endpoint.default_url is not None  # vllm specs always carry a URL
-        base = endpoint.default_url
+    base = _resolve_base(spec, parsed, credentials, endpoint.url_variable, endpoint.default_url)
     key = _key(spec, credentials, endpoint.key_variable, endpoint.key_required)
     _check_price(spec, parsed, options)
     return OpenAICompatBackend(
@@ -167,12 +175,8 @@ def _anthropic(
     credentials: Mapping[str, str],
     options: BackendOptions,
 ) -> ChatBackend:
-    if parsed.url is not None:
-        base = _base_url(parsed.url, f"the URL in spec {spec!r}:")
-    elif credentials.get("ANTHROPIC_BASE_URL"):
-        base = _base_url(credentials["ANTHROPIC_BASE_URL"], "ANTHROPIC_BASE_URL")
-    else:
-        base = "https://api.anthropic.com"
+    base = _resolve_base(spec, parsed, credentials, "ANTHROPIC_BASE_URL",
+                         "https://api.anthropic.com")
     key = _key(spec, credentials, "ANTHROPIC_API_KEY", True)
     assert key is not None
     _check_price(spec, parsed, options)
@@ -188,12 +192,8 @@ def _ollama(
     credentials: Mapping[str, str],
     options: BackendOptions,
 ) -> ChatBackend:
-    if parsed.url is not None:
-        base = _base_url(parsed.url, f"the URL in spec {spec!r}:")
-    elif credentials.get("OLLAMA_HOST"):
-        base = ollama_base_url(credentials["OLLAMA_HOST"])
-    else:
-        base = DEFAULT_OLLAMA_URL
+    base = _resolve_base(spec, parsed, credentials, "OLLAMA_HOST", DEFAULT_OLLAMA_URL,
+                         ollama_base_url)
     return OllamaBackend(spec=spec, role=role, model=parsed.model, base_url=base, options=options)
 
 

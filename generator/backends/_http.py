@@ -25,14 +25,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 import httpx
 import orjson
 
 from generator.backends._accounting import OverheadClock, estimate_usage, price_call
-from generator.backends._options import BackendOptions
+from generator.backends._options import BackendOptions, ClosesOnExit
 from generator.backends._spec import redact_secrets
 from generator.backends._wire import Decoded, Malformed
 from generator.errors import BackendError, BackendProtocolError
@@ -58,7 +57,7 @@ class _Failure:
     hint: str = ""
 
 
-class HttpBackend(ABC):
+class HttpBackend(ClosesOnExit, ABC):
     """A :class:`~generator.records.ChatBackend` that posts JSON to one HTTP endpoint."""
 
     provider: str = "http"
@@ -154,17 +153,6 @@ class HttpBackend(ABC):
         """Close the connection pools."""
         for client in self._clients:
             await client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return (f"<{type(self).__name__} {redact_secrets(self.spec)} role={self.role} "

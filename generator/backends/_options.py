@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Self
 
 from generator.prices import PriceTable
 from tracemill.errors import ConfigError
@@ -53,3 +55,21 @@ class BackendOptions:
             )
         if self.concurrency < 1:
             raise ConfigError(f"backend concurrency must be >= 1, got {self.concurrency!r}")
+
+
+class ClosesOnExit:
+    """Backends used as ``async with backend:`` are closed (:meth:`aclose`) on the way out."""
+
+    async def aclose(self) -> None:
+        """Release what the backend holds (nothing by default)."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

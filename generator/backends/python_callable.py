@@ -22,11 +22,10 @@ import importlib
 import inspect
 import time
 from collections.abc import Callable
-from types import TracebackType
-from typing import Any, NoReturn, Self
+from typing import Any, NoReturn
 
 from generator.backends._accounting import OverheadClock, estimate_usage
-from generator.backends._options import BackendOptions
+from generator.backends._options import BackendOptions, ClosesOnExit
 from generator.backends._wire import Malformed, first_call_number
 from generator.backends.openai_compat import (
     parse_openai_tool_calls,
@@ -84,7 +83,7 @@ def _is_async(fn: Any) -> bool:
     )
 
 
-class PythonCallableBackend:
+class PythonCallableBackend(ClosesOnExit):
     """A :class:`~generator.records.ChatBackend` around an importable Python callable."""
 
     def __init__(self, *, spec: str, role: str, target: str, options: BackendOptions) -> None:
@@ -162,19 +161,6 @@ class PythonCallableBackend:
     def _bad(self, why: str) -> NoReturn:
         raise BackendProtocolError(f"{self.spec} ({self.role}) {why}")
 
-    async def aclose(self) -> None:
-        """Nothing to release."""
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"<PythonCallableBackend {self.spec} role={self.role}>"
