@@ -1,7 +1,7 @@
 """What the simulated person says: the phrase tables of :mod:`generator.person`.
 
 Pure data. Stance and history phrases carry the keywords the processor's classifiers read
-(:data:`processor.axes.STANCE_KEYWORDS`, its history rule): ``asap`` for hurried, ``I
+(:data:`processor.stance.STANCE_KEYWORDS`, its history rule): ``asap`` for hurried, ``I
 think`` / ``not sure`` for unsure, ``I was told`` / ``I thought`` for mistaken,
 ``ridiculous`` / ``!!!`` for frustrated, ``ignore your instructions`` / ``system prompt``
 for adversarial, ``but also`` / ``but keep`` for conflicting, ``again`` / ``already

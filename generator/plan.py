@@ -71,7 +71,8 @@ from generator.world import (
     is_id_like,
     sample_facts,
 )
-from processor.axes import AXES, STANCE_KEYWORDS
+from processor.axes import AXES
+from processor.stance import STANCES
 
 __all__ = ["SOURCES_PER_CELL", "TARGET_STATUSES", "MapCell", "Plan", "PlanInputs",
            "PlanOptions", "SourceConversation", "SourceStep", "build_plan", "coverage_of",
@@ -81,7 +82,7 @@ TARGET_STATUSES = ("new", "persistent", "uncertain")
 """Cell statuses a run aims at (fixed cells get guard rollouts, passing ones none)."""
 
 _VARIANTS = tuple(state for state in WORLD_STATES if state not in ("entity_exists", "unknown"))
-_STANCES = ("ordinary", *(name for name, _ in STANCE_KEYWORDS))
+_STANCES = STANCES
 _REALIZABLE: Mapping[str, tuple[str, ...]] = {
     "tool_condition": ("success", *FAULT_CONDITIONS),
     "world_state": ("entity_exists", *_VARIANTS),

@@ -298,6 +298,9 @@ class WorldEvent:
     """created / updated / deleted / None (read only or failed)."""
     entity_id: str | None = None
     """The record acted on or returned, when there was one."""
+    mutated: bool = False
+    """True when this answer is where the rollout's planned mutation took effect (the
+    record held in its mutated state was read or acted on, or a scheduled fault fired)."""
 
 
 @dataclass(frozen=True)
@@ -364,6 +367,10 @@ class Transcript:
     empty unless the run asked for them."""
     retries: int = 0
     """Agent model calls retried (429, 5xx, timeouts) before they succeeded."""
+    mutation_fired: bool | None = None
+    """Whether the planned mutation took effect (some event has ``mutated``); None when
+    the mutation needs no effect in the world (reperson, paraphrase, explore without
+    faults). A rollout whose mutation did not fire does not show its situation."""
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ history         ``prior_failure`` (a failed step before a later successful one),
                 else ``repeat_visit``
 user_stance     from the first ask, by keywords: ``adversarial``, ``frustrated``,
                 ``hurried``, ``mistaken``, ``unsure``, ``conflicting``, else ``ordinary``;
-                ``unknown`` when the ask was not captured (:data:`STANCE_KEYWORDS`)
+                ``unknown`` when the ask was not captured (:mod:`processor.stance`)
 policy_rule     with a policy document (``--policy FILE``, :mod:`processor.policy`): the id
                 of the clause that the failing evaluations (else all evaluations; name,
                 label, explanation) and the failure class match; when they match no
@@ -55,22 +55,11 @@ import orjson
 from processor.outcomes import Outcome
 from processor.policy import clause_index, match_clause
 from processor.records import Step
+from processor.stance import classify_stance
 
 AXES: tuple[str, ...] = (
     "tool", "tool_condition", "world_state", "history", "user_stance", "policy_rule")
 """The six axes, in the order reports list them."""
-
-STANCE_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("adversarial", ("ignore previous", "ignore your instructions", "ignore all previous",
-                     "system prompt", "pretend you", "you are now", "jailbreak")),
-    ("frustrated", ("!!!", "ridiculous", "third time", "unacceptable", "useless",
-                    "fed up", "what is wrong with")),
-    ("hurried", ("asap", "right now", "urgent", "quickly", "hurry", "immediately")),
-    ("mistaken", ("i was told", "wasn't it", "i thought", "isn't it supposed")),
-    ("unsure", ("not sure", "i think", "maybe", "don't know if", "possibly")),
-    ("conflicting", ("but also", "and also cancel", "but keep", "or rather")),
-)
-"""Keyword lists of the default stance classifier, checked in this order."""
 
 _CONTRADICTION = re.compile(r"^\s*(actually|no,|no i|i meant|wait,|sorry, i meant)", re.I)
 _REPEAT = ("again", "already contacted", "last time", "still not")
@@ -160,17 +149,6 @@ def _world_state(steps: Sequence[Step], results: Sequence[tuple[Any, bool]],
         if step.status == "ok" and any(key == "id" or key.endswith("_id") for key in parsed):
             exists = True
     return "entity_exists" if exists else "unknown"
-
-
-def classify_stance(text: str | None) -> str:
-    """The default user-stance classifier (keywords, see STANCE_KEYWORDS)."""
-    if text is None:
-        return "unknown"
-    lowered = text.lower()
-    for stance, keywords in STANCE_KEYWORDS:
-        if any(keyword in lowered for keyword in keywords):
-            return stance
-    return "ordinary"
 
 
 def _history(first_ask: str | None, user_turns: Sequence[str | None],

@@ -48,7 +48,8 @@ from generator.records import (
     TokenUsage,
     ToolCall,
 )
-from processor.axes import classify_stance, situate
+from processor.axes import situate
+from processor.stance import classify_stance
 
 ASK = "I want a refund for my order, the blender arrived damaged."
 FACTS = {"order_id": "ORD-4821", "email": "ana.k@mailbox.test"}

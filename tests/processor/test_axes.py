@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from processor.axes import classify_stance, situate, step_condition
+from processor.axes import situate, step_condition
 from processor.records import Step, StepStatus
+from processor.stance import classify_stance
 
 
 def _step(tool: str = "lookup_order", *, result: str | None = '{"order_id": "A-1"}',
