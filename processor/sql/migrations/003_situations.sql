@@ -9,6 +9,11 @@
 -- `steps` (NULL when no step went wrong or there were no steps).
 ALTER TABLE conversations ADD COLUMN tools VARCHAR[];
 ALTER TABLE conversations ADD COLUMN focal_step INTEGER;
+-- The ordered exchange in OpenAI chat format, ready for exports and `conversations show`:
+-- [{"role": "system"|"user"|"assistant"|"tool", "content": ..., "tool_calls": [{"id",
+-- "type": "function", "function": {"name", "arguments"}}], "tool_call_id", "name"}],
+-- plus {"role": "evaluation", ...} entries are NOT mixed in (evaluations stay in their column).
+ALTER TABLE conversations ADD COLUMN messages JSON;
 
 CREATE TABLE situations (
     situation_id VARCHAR NOT NULL,      -- stable across runs: 's-' || first 10 hex of sha256(label)
