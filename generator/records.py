@@ -155,6 +155,27 @@ class ChatBackend(Protocol):
         ...
 
 
+@runtime_checkable
+class ToolWorld(Protocol):
+    """What answers the agent's tool calls in one rollout: the simulated world
+    (:class:`generator.world.World`) or a team's own system (``--world``)."""
+
+    def call(self, call: ToolCall) -> WorldEvent:
+        """Answer one tool call (never raises for a bad call: answers it)."""
+        ...
+
+    @property
+    def known_ids(self) -> frozenset[str]:
+        """Every identifier the world has shown in a result or holds."""
+        ...
+
+    @property
+    def mutation_fired(self) -> bool | None:
+        """Whether the rollout's planned mutation took effect so far (see
+        :attr:`Transcript.mutation_fired`)."""
+        ...
+
+
 # --------------------------------------------------------------------------- situations
 
 

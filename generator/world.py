@@ -192,6 +192,14 @@ class World:
         """Every identifier the world has shown in a result or holds (deleted ones too)."""
         return frozenset(self._known)
 
+    @property
+    def mutation_fired(self) -> bool | None:
+        """Whether the planned mutation took effect (None: nothing planned to take effect).
+
+        Not measured yet: the world rewrite (issue 9) sets it from the events it marks
+        ``mutated``."""
+        return None
+
     def internals(self) -> tuple[str, ...]:
         """Harness words no result contains: an agent that writes one had them leaked."""
         return _INTERNALS
