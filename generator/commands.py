@@ -1,4 +1,4 @@
-"""The generator's commands: ``generate``, ``runs`` and ``judges``.
+"""The generator's commands: ``generate``, ``runs``, ``rollouts`` and ``judges``.
 
 :func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
 arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code.
@@ -23,7 +23,7 @@ Common = Callable[[argparse.ArgumentParser], None]
 
 
 def add_commands(commands: Any, common: Common) -> None:
-    """Add ``generate``, ``runs`` and ``judges`` to the subcommand parsers."""
+    """Add ``generate``, ``runs``, ``rollouts`` and ``judges`` to the subcommand parsers."""
     generate = commands.add_parser(
         "generate",
         help="Spend a budget turning the failure map into graded simulated conversations.",
@@ -45,6 +45,34 @@ def add_commands(commands: Any, common: Common) -> None:
                       help="Print this run's stored record (JSON).")
     runs.add_argument("--json", action="store_true", help="Print JSON.")
     runs.set_defaults(handler=_runs)
+
+    rollouts = commands.add_parser(
+        "rollouts", help="List stored rollouts, or show one rollout in full.",
+        description="Without arguments, one line per rollout (id, run, purpose, situation, "
+                    "mutation and whether it fired, outcome, failure class, turns), newest "
+                    "run first. `tracemill rollouts show ROLLOUT_ID` prints one rollout: the "
+                    "transcript with every tool call and the world's answer, its lineage to "
+                    "production conversations, its mutation, and every grade.")
+    common(rollouts)
+    rollouts.add_argument("words", nargs="*", metavar="show ROLLOUT_ID",
+                          help="Show this rollout in full (ids look like RUN_ID:INDEX).")
+    rollouts.add_argument("--run", dest="run_id", metavar="RUN_ID",
+                          help="Only this run's rollouts.")
+    rollouts.add_argument("--situation", metavar="LABEL_OR_ID",
+                          help="Only rollouts aimed at this situation: a cell label "
+                               "('tool=refund_order & world_state=missing'), part of one, "
+                               "or a situation id.")
+    rollouts.add_argument("--outcome", choices=["pass", "fail", "ungraded"],
+                          help="Only rollouts with this outcome.")
+    rollouts.add_argument("--mutation", choices=["fired", "not_fired", "none"],
+                          help="Only rollouts whose planned mutation fired, did not fire, or "
+                               "had none to fire.")
+    rollouts.add_argument("--limit", type=int, default=50, metavar="N",
+                          help="Most rollouts listed (default 50).")
+    rollouts.add_argument("--json", action="store_true",
+                          help="Print JSON: each rollout in full (as `rollouts show ID "
+                               "--json`), messages in OpenAI chat format.")
+    rollouts.set_defaults(handler=_rollouts)
 
     judges = commands.add_parser(
         "judges", help="Measure graders against human labels on rollouts.",
@@ -77,6 +105,10 @@ def _generate_options(parser: argparse.ArgumentParser) -> None:
     add("--tools", dest="tools_file", type=Path, metavar="FILE",
         help="OpenAI-style function schemas (JSON) for the simulated world; they win over "
              "the schemas inferred from traces.")
+    add("--world", metavar="SPEC",
+        help="What answers the agent's tool calls: simulated (default), "
+             "python:module:function or http://host:port/path (your own staging system; "
+             "see generator/worlds.py for the contract).")
     add("--prices", dest="prices_file", type=Path, metavar="FILE",
         help="Prices per model in USD per million tokens (TOML or JSON) over the built-in "
              "table; needed for a money budget on unlisted models.")
@@ -128,12 +160,12 @@ def _read_text(path: Path | None, what: str) -> str | None:
 
 
 def run_config(settings: Settings) -> Any:
-    """The :class:`~generator.run.RunConfig` the settings describe."""
+    """The :class:`~generator.run_config.RunConfig` the settings describe."""
     from generator.backends import BackendOptions
     from generator.budget import Budget
     from generator.plan import PlanOptions
     from generator.prices import PriceTable
-    from generator.run import RunConfig
+    from generator.run_config import RunConfig
     from generator.simulate import Limits
 
     if not settings.agent:
@@ -147,7 +179,8 @@ def run_config(settings: Settings) -> Any:
         judge=settings.judge_model, grader=settings.grader,
         rubric=_read_text(settings.rubric_file, "rubric"),
         system_prompt=_read_text(settings.system_prompt_file, "system prompt"),
-        tools_file=settings.tools_file, concurrency=settings.concurrency,
+        tools_file=settings.tools_file, world=settings.world,
+        concurrency=settings.concurrency,
         time_limit_s=settings.time_limit_seconds or None,
         saturation_window=settings.saturation_window, max_rollouts=settings.max_rollouts,
         pass_threshold=settings.pass_threshold,
@@ -227,6 +260,59 @@ def _runs(args: argparse.Namespace, settings: Settings) -> int:
     for row in rows if not args.json else []:
         print(f"{row['run_id']}  {row['state']:<8}  {row['rollouts']:>6} rollouts  "
               f"{row['failed']:>5} failed  stop={row['stop_reason']}  agent={row['agent']}")
+    return 0
+
+
+def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
+    from generator.errors import GeneratorError
+    from generator.rollout_store import previous_run
+    from generator.rollout_views import (
+        RolloutFilter,
+        find_rollout,
+        list_rollouts,
+        render_detail,
+        render_list,
+    )
+    from tracemill.store import open_configured
+
+    words = list(args.words)
+    if words and (words[0] != "show" or len(words) != 2):
+        raise ConfigError("write `tracemill rollouts` to list rollouts or `tracemill rollouts "
+                          f"show ROLLOUT_ID` to show one (got {' '.join(words)!r})")
+    if args.limit < 1:
+        raise ConfigError(f"--limit must be 1 or more (got {args.limit})")
+    store = open_configured(settings, read_only=True)
+    try:
+        cursor = store.cursor()
+        if words:
+            detail = find_rollout(cursor, words[1])
+            if detail is None:
+                raise GeneratorError(f"no rollout {words[1]!r} in the store; ids look like "
+                                     "RUN_ID:INDEX, `tracemill rollouts` lists them")
+            print(json.dumps(detail.to_json(), indent=2) if args.json
+                  else render_detail(detail))
+            return 0
+        if args.run_id and previous_run(cursor, args.run_id) is None:
+            raise GeneratorError(f"no run {args.run_id!r} in the store; `tracemill runs` "
+                                 "lists them")
+        rows = list_rollouts(cursor, RolloutFilter(
+            run_id=args.run_id, situation=args.situation, outcome=args.outcome,
+            mutation=args.mutation, limit=args.limit))
+        # --json gives each rollout in full, as `rollouts show ID --json` does
+        full = [find_rollout(cursor, row.rollout_id) for row in rows] if args.json else []
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps([detail.to_json() for detail in full if detail is not None],
+                         indent=2))
+    elif not rows:
+        print("no rollouts match" if (args.run_id or args.situation or args.outcome
+                                       or args.mutation)
+              else "no rollouts yet: `tracemill generate --agent offline --budget 50`")
+    else:
+        print(render_list(rows))
+        if len(rows) == args.limit:
+            print(f"(the first {args.limit}; --limit N shows more)")
     return 0
 
 

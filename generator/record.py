@@ -13,7 +13,16 @@ fallback_writer     the writer model failed and asks were used without paraphras
 agent_errors        conversations ended by a backend error after its retries
 dead_tools          tools offered that no rollout called successfully
 budget_overrun      a provider reported more tokens than the call reserved (max_tokens ignored)
+unstored_rollouts   rollouts finished but not found in the store afterwards
 ==================  =========================================================================
+
+Rollouts are counted once each, from what the store holds of the run: ``written`` is what
+this invocation added, ``previously_stored`` what earlier invocations of the same run had
+stored when it began (never another run's rollouts). Rollouts whose planned mutation did
+not fire (the agent never reached the mutated record or the faulty call) are counted in
+``mutations`` and named in a warning, and left out of ``cells`` and ``coverage``: they do
+not show their situation. They are not a degraded flag: some always miss, and the share
+that fired is the figure to watch.
 """
 
 from __future__ import annotations
@@ -21,16 +30,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING
 
 from generator.backends._spec import redact_secrets
 from generator.budget import BudgetSummary
 from generator.covering import CoverageSummary
 from generator.plan import Plan
 from generator.rollout_store import StoredRollout
+from generator.run_config import RunConfig
 
-if TYPE_CHECKING:
-    from generator.run import RunConfig
+SHOWN_IDS = 50
+"""Most rollout ids of one kind (failing, mutation not fired) a record lists."""
 
 
 @dataclass(frozen=True)
@@ -47,6 +56,23 @@ class CellResult:
     """Of those, graded."""
     failed: int
     """Of those, failed."""
+    unfired: int = 0
+    """Rollouts aimed at it whose mutation did not fire: they do not show the cell and
+    are not in the counts above."""
+
+
+@dataclass(frozen=True)
+class MutationCounts:
+    """Of one purpose's rollouts, whether their planned mutation took effect."""
+
+    fired: int = 0
+    """The world shows the mutation took effect."""
+    not_fired: int = 0
+    """It did not (the agent never reached the mutated record or faulty call): these do
+    not show their situation."""
+    not_applicable: int = 0
+    """Nothing to take effect (reperson, paraphrase, explore without faults), or a world
+    that cannot tell (``--world``)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +150,15 @@ class RunRecord:
     """Rollouts the budget ran out on before the agent said anything (not stored)."""
     last_errors: dict[str, str] = field(default_factory=dict)
     """The last error per role (agent, person, writer, grader)."""
+    world: str = "simulated"
+    """What answered the tool calls (``--world``)."""
+    mutations: dict[str, MutationCounts] = field(default_factory=dict)
+    """Per purpose: rollouts whose mutation fired, did not fire, or had none to fire."""
+    failing_rollouts: list[str] = field(default_factory=list)
+    """Ids of failed rollouts (at most :data:`SHOWN_IDS`; ``tracemill rollouts --run ID
+    --outcome fail`` lists them all)."""
+    unfired_rollouts: list[str] = field(default_factory=list)
+    """Ids of rollouts whose mutation did not fire (at most :data:`SHOWN_IDS`)."""
 
     def to_json(self) -> dict[str, object]:
         """Plain JSON-able form."""
@@ -138,7 +173,8 @@ def build_record(
     plan: Plan,
     ledger: BudgetSummary,
     stop_reason: str,
-    written: int,
+    finished: int,
+    earlier: int,
     stored: Sequence[StoredRollout],
     coverage: CoverageSummary,
     same_model: Sequence[tuple[str, str, str]],
@@ -148,8 +184,13 @@ def build_record(
     duration_s: float,
     default_system_prompt: bool,
     cut_by_budget: int = 0,
+    world_note: str | None = None,
 ) -> RunRecord:
-    """Summarise a run from every rollout it stored, over all its invocations."""
+    """Summarise a run from every rollout it stored, over all its invocations.
+
+    ``finished`` rollouts ended in this invocation, which began with ``earlier`` of the
+    run's rollouts already stored; what it wrote is read from the store, not assumed."""
+    written = len(stored) - earlier
     graded = [r for r in stored if r.graded]
     passed = sum(1 for r in graded if r.passed)
     ended_by = Counter(r.ended_by for r in stored)
@@ -160,8 +201,11 @@ def build_record(
     for r in stored:
         if r.cell is None:
             continue
-        counts = cells.setdefault(r.cell, [0, 0, 0])
+        counts = cells.setdefault(r.cell, [0, 0, 0, 0])
         status[r.cell] = r.cell_status
+        if r.mutation_fired is False:
+            counts[3] += 1
+            continue
         counts[0] += 1
         if r.graded:
             counts[1] += 1
@@ -172,6 +216,19 @@ def build_record(
     fired = sum(r.faults_fired for r in stored)
     degraded: list[str] = []
     warnings = list(plan.notes)
+    mutations, unfired = _mutations(stored)
+    if unfired:
+        warnings.append(
+            f"{len(unfired)} rollouts' planned mutation did not fire (the agent never "
+            "reached the mutated record or the faulty call): they are not counted as showing "
+            "their situation (cells and coverage leave them out); they stay stored, marked "
+            f"mutation_fired=false (`tracemill rollouts --run {run_id} --mutation not_fired`)")
+    if world_note:
+        warnings.append(world_note)
+    if finished != written:
+        degraded.append("unstored_rollouts")
+        warnings.append(f"{finished} rollouts finished in this invocation but {written} are "
+                        "in the store; please report it")
     for first, second, model in same_model:
         degraded.append("same_model")
         warnings.append(f"the {first} and the {second} are both {model}: a model grading or "
@@ -220,7 +277,7 @@ def build_record(
     return RunRecord(
         run_id=run_id, resumed=resumed, agent=roles["agent"], roles=roles, seed=config.seed,
         budget=ledger, stop_reason=stop_reason, planned=len(plan.items),
-        written=written, previously_stored=len(stored) - written, graded=len(graded),
+        written=written, previously_stored=earlier, graded=len(graded),
         passed=passed, failed=len(graded) - passed, ended_by=dict(ended_by),
         purposes=dict(Counter(r.purpose for r in stored)),
         failure_classes=dict(classes), planted=dict(planted),
@@ -237,8 +294,25 @@ def build_record(
         rollouts_per_s=round(written / duration_s, 1) if duration_s > 0 else 0.0,
         degraded=sorted(set(degraded)), warnings=warnings, lost=list(lost),
         cut_by_budget=cut_by_budget,
-        last_errors=dict(errors),
+        last_errors=dict(errors), world=redact_secrets(config.world),
+        mutations=mutations,
+        failing_rollouts=[r.rollout_id for r in graded if not r.passed][:SHOWN_IDS],
+        unfired_rollouts=unfired[:SHOWN_IDS],
     )
+
+
+def _mutations(stored: Sequence[StoredRollout]) -> tuple[dict[str, MutationCounts], list[str]]:
+    """Per purpose, whose mutation fired; and the ids of those whose did not."""
+    counts: dict[str, Counter[str]] = {}
+    unfired = []
+    for r in stored:
+        key = ("not_applicable" if r.mutation_fired is None
+               else "fired" if r.mutation_fired else "not_fired")
+        counts.setdefault(r.purpose, Counter())[key] += 1
+        if r.mutation_fired is False:
+            unfired.append(r.rollout_id)
+    return ({purpose: MutationCounts(c["fired"], c["not_fired"], c["not_applicable"])
+             for purpose, c in sorted(counts.items())}, unfired)
 
 
 def render_record(record: RunRecord) -> str:
@@ -269,9 +343,23 @@ def render_record(record: RunRecord) -> str:
     if record.failure_classes:
         lines.append("  failures: " + ", ".join(
             f"{k} {v}" for k, v in Counter(record.failure_classes).most_common()))
+    for purpose, m in record.mutations.items():
+        lines.append(f"  mutation ({purpose}): fired in {m.fired}, did not fire in "
+                     f"{m.not_fired}, none to fire in {m.not_applicable}")
     for cell in record.cells[:10]:
+        unfired = f" ({cell.unfired} more whose mutation did not fire)" if cell.unfired else ""
         lines.append(f"  aimed at {cell.cell} [{cell.status}]: {cell.rollouts} rollouts, "
-                     f"{cell.failed} of {cell.graded} graded failed")
+                     f"{cell.failed} of {cell.graded} graded failed{unfired}")
+    if record.world != "simulated":
+        lines.append(f"  world: {record.world}")
+    if record.failing_rollouts:
+        shown = record.failing_rollouts[:5]
+        more = record.failed - len(shown)
+        lines.append("  failing rollouts: " + ", ".join(shown)
+                     + (f" and {more} more" if more > 0 else ""))
+    outcome = " --outcome fail" if record.failing_rollouts else ""
+    lines.append(f"  read them: tracemill rollouts --run {record.run_id}{outcome}; "
+                 "tracemill rollouts show ROLLOUT_ID")
     lines.append("  degraded: " + (", ".join(record.degraded) if record.degraded else "no"))
     lines.extend(f"  warning: {w}" for w in record.warnings)
     lines.extend(f"  lost: {item}" for item in record.lost[:10])

@@ -33,6 +33,7 @@ _COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("labeled_by", pa.string()), ("duration_s", pa.float64()),
     ("created_unix_nano", pa.uint64()), ("logprobs", pa.string()),
     ("retries", pa.int32()), ("faults_scheduled", pa.int32()), ("faults_fired", pa.int32()),
+    ("mutation_fired", pa.bool_()),
 )
 _SCHEMA = pa.schema(list(_COLUMNS))
 
@@ -97,6 +98,7 @@ def rollout_row(run_id: str, agent_spec: str, rollout: Rollout) -> dict[str, obj
         "retries": transcript.retries,
         "faults_scheduled": len(plan.mutation.faults),
         "faults_fired": faults_fired(rollout),
+        "mutation_fired": transcript.mutation_fired,
     }
 
 
@@ -193,6 +195,8 @@ def latest_record(cursor: duckdb.DuckDBPyConnection, run_id: str) -> str | None:
 class StoredRollout:
     """What a run record needs of one stored rollout."""
 
+    rollout_id: str
+    """``run_id:index``."""
     purpose: str
     """target, explore or guard."""
     cell: str | None
@@ -227,18 +231,20 @@ class StoredRollout:
     """Tool faults that fired."""
     tools_ok: tuple[str, ...]
     """Tools that answered ok in it."""
+    mutation_fired: bool | None
+    """Whether its planned mutation took effect (None: not applicable)."""
 
 
 def stored_rollouts(cursor: duckdb.DuckDBPyConnection, run_id: str) -> list[StoredRollout]:
     """Every stored rollout of a run (the record covers all its invocations)."""
     rows = cursor.execute(load_sql("generator", "run_rollouts.sql"), [run_id]).fetchall()
     return [StoredRollout(
-        purpose=r[0], cell=r[1], cell_status=r[2], situation=orjson.loads(r[3]),
-        ended_by=r[4], planted=tuple(r[5]), graded=bool(r[6]), passed=r[7],
-        failure_class=r[8], input_tokens=int(r[9]), output_tokens=int(r[10]),
-        cost_usd=float(r[11]), model_calls=int(r[12]), retries=int(r[13] or 0),
-        faults_scheduled=int(r[14] or 0), faults_fired=int(r[15] or 0),
-        tools_ok=tuple(r[16] or ())) for r in rows]
+        rollout_id=r[0], purpose=r[1], cell=r[2], cell_status=r[3],
+        situation=orjson.loads(r[4]), ended_by=r[5], planted=tuple(r[6]), graded=bool(r[7]),
+        passed=r[8], failure_class=r[9], input_tokens=int(r[10]), output_tokens=int(r[11]),
+        cost_usd=float(r[12]), model_calls=int(r[13]), retries=int(r[14] or 0),
+        faults_scheduled=int(r[15] or 0), faults_fired=int(r[16] or 0),
+        tools_ok=tuple(r[17] or ()), mutation_fired=r[18]) for r in rows]
 
 
 def list_runs(cursor: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:

@@ -34,6 +34,7 @@ from generator.records import (
     PlannedRollout,
     TokenUsage,
     ToolSpec,
+    ToolWorld,
     Transcript,
     WorldEvent,
 )
@@ -120,6 +121,12 @@ def text_tokens(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> int:
     return text + calls + schemas
 
 
+def simulated_world(plan: PlannedRollout, tools: Sequence[ToolSpec]) -> ToolWorld:
+    """tracemill's simulated world for one planned rollout (its seed, facts, world state
+    and scheduled faults)."""
+    return World.for_plan(plan, tools)
+
+
 async def simulate(
     plan: PlannedRollout,
     *,
@@ -130,10 +137,16 @@ async def simulate(
     prices: PriceTable,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     limits: Limits = Limits(),
+    world: ToolWorld | None = None,
+    blocking_world: bool = False,
 ) -> Transcript:
-    """Simulate one planned rollout to its end; never raises for an agent failure."""
-    world = World(tools, seed=plan.seed, world_state=plan.mutation.world_state,
-                  facts=plan.goal.facts, faults=plan.mutation.faults)
+    """Simulate one planned rollout to its end; never raises for an agent failure.
+
+    ``world`` answers the tool calls (None: :func:`simulated_world`); a
+    ``blocking_world`` (a team's own system) is called in a worker thread. The
+    transcript records whether the world says the plan's mutation fired."""
+    if world is None:
+        world = simulated_world(plan, tools)
     meter = Meter(ledger, prices)
     session = person.start(plan)
     messages: list[Message] = [Message(role="system", content=system_prompt)]
@@ -152,7 +165,7 @@ async def simulate(
                           planted=tuple(planted), error=error,
                           finish_reasons=tuple(finish_reasons),
                           logprobs=tuple(logprobs) if limits.logprobs else (),
-                          retries=retries)
+                          retries=retries, mutation_fired=world.mutation_fired)
 
     async def person_says(first: bool) -> PersonTurn | None:
         reservation = await meter.reserve(person.spec, person_free, messages, (),
@@ -199,7 +212,8 @@ async def simulate(
             if not reply.message.tool_calls:
                 break
             for call in reply.message.tool_calls:
-                event = world.call(call)
+                event = (await asyncio.to_thread(world.call, call) if blocking_world
+                         else world.call(call))
                 events.append(event)
                 messages.append(Message(role="tool", content=event.result,
                                         tool_call_id=call.id, name=call.name))
@@ -222,5 +236,6 @@ async def simulate(
     return done("max_turns")
 
 
-__all__ = ["DEFAULT_SYSTEM_PROMPT", "Limits", "Meter", "is_free", "simulate", "text_tokens"]
+__all__ = ["DEFAULT_SYSTEM_PROMPT", "Limits", "Meter", "is_free", "simulate",
+           "simulated_world", "text_tokens"]
 

@@ -124,6 +124,12 @@ class Settings(BaseModel):
         description="A policy document (Markdown or text: numbered items, bullets or headed "
         "sections); the policy_rule axis names the clause a conversation's failure is about.",
     )
+    stance_model: str | None = Field(
+        default=None,
+        description="A model that labels each conversation's user stance after the "
+        "patterns (openai:MODEL, anthropic:MODEL, ollama:MODEL, vllm:MODEL@URL, "
+        "python:module:function); answers are cached per conversation. None: patterns only.",
+    )
     agent: str | None = Field(
         default=None,
         description="The agent under test in `generate`: offline[:MISTAKE_RATE], "
@@ -182,6 +188,12 @@ class Settings(BaseModel):
         default=None,
         description="OpenAI-style function schemas (JSON) for the simulated world; they win "
         "over the schemas inferred from traces.",
+    )
+    world: str = Field(
+        default="simulated",
+        description="What answers the agent's tool calls in `generate`: simulated "
+        "(tracemill's world), python:module:function or an http(s):// endpoint (your own "
+        "staging system).",
     )
     prices_file: Path | None = Field(
         default=None,

@@ -117,7 +117,7 @@ def test_generate_help_documents_every_option(capsys: pytest.CaptureFixture[str]
                 "--rubric", "--tools", "--prices", "--system-prompt", "--concurrency",
                 "--time-limit", "--max-turns", "--exploration-share", "--guard-share",
                 "--fault-rate", "--no-prefer-success", "--saturation-window",
-                "--pass-threshold", "--timeout", "--max-retries", "--resume", "--json",
+                "--pass-threshold", "--timeout", "--max-retries", "--resume", "--json", "--world",
                 "--no-progress", "--db", "--config"}
     assert expected <= set(options)
     for option, text in options.items():
@@ -200,15 +200,19 @@ def test_saturation_stops_before_the_plan_is_done(run_cli: RunCli, store_copy: S
 def test_a_token_budget_is_never_overspent(run_cli: RunCli, store_copy: StoreCopy,
                                            read_rollouts: ReadRollouts) -> None:
     db = store_copy("tokens.duckdb")
-    record = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", "3000 tokens"))
+    # enough for a few whole conversations (a few thousand tokens each, all roles), far
+    # too little for the plan: the budget, not the plan, must end the run
+    limit = 12_000
+    record = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", f"{limit} tokens"))
     budget = record["budget"]
-    assert (budget["kind"], budget["limit"]) == ("tokens", 3000)
+    assert (budget["kind"], budget["limit"]) == ("tokens", limit)
     assert record["stop_reason"] == "budget"
-    assert 0 < budget["spent"] <= 3000
+    assert record["written"] < record["planned"]
+    assert 0 < budget["spent"] <= limit
     rows = read_rollouts(db)
     assert len(rows) == record["written"] > 0
     stored = sum(row["input_tokens"] + row["output_tokens"] for row in rows)
-    assert stored <= 3000
+    assert stored <= limit
     assert stored == record["input_tokens"] + record["output_tokens"] == budget["spent"]
 
 
@@ -326,3 +330,28 @@ def test_runs_prints_what_is_stored(run_cli: RunCli, store_copy: StoreCopy) -> N
     missing = run_cli(["runs", "no-such-run", "--db", str(db)])
     assert missing.code != 0 and "Traceback" not in missing.err
     assert "'no-such-run'" in missing.err and "tracemill runs" in missing.err
+
+
+def test_a_second_run_on_one_store_has_its_own_record(run_cli: RunCli, store_copy: StoreCopy,
+                                                      read_rollouts: ReadRollouts) -> None:
+    db = store_copy("two-runs.duckdb")
+    first = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", "100", "--seed", "1"))
+    second = _ok(_generate(run_cli, db, "--agent", "offline", "--budget", "132", "--seed", "1"))
+    assert second["run_id"] != first["run_id"] and not second["resumed"]
+    rows = read_rollouts(db)
+    for record in (first, second):
+        mine = [row for row in rows if row["run_id"] == record["run_id"]]
+        assert record["previously_stored"] == 0
+        assert record["written"] == len(mine) > 0
+        assert record["graded"] == sum(1 for row in mine if row["graded"])
+        assert record["passed"] + record["failed"] == record["graded"]
+        assert sum(record["purposes"].values()) == len(mine)
+        assert record["budget"]["spent"] == len(mine)
+        # whether each rollout's mutation fired is stored and counted per purpose
+        for purpose, counts in record["mutations"].items():
+            marks = [row["mutation_fired"] for row in mine if row["purpose"] == purpose]
+            assert counts == {"fired": marks.count(True), "not_fired": marks.count(False),
+                              "not_applicable": marks.count(None)}
+        assert sum(sum(c.values()) for c in record["mutations"].values()) == len(mine)
+        assert record["failing_rollouts"] == [
+            row["rollout_id"] for row in mine if row["graded"] and not row["passed"]][:50]

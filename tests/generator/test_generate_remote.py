@@ -112,7 +112,9 @@ def test_a_remote_agent_graded_by_a_remote_judge(run_cli: RunCli, store_copy: St
         record = _record(_generate(
             run_cli, db, "--agent", _agent_spec(agent), "--grader", "judge",
             "--judge", "anthropic:claude-x", "--rubric", str(tmp_path / "rubric.txt"),
-            "--budget", "8", "--max-turns", "2", "--seed", "2",
+            # one turn: the scripted agent says the same words every time, and a second
+            # turn would fail the repeated_reply check before the judge is asked
+            "--budget", "8", "--max-turns", "1", "--seed", "2",
             environ={"ANTHROPIC_API_KEY": "sk-ant-loopback",
                      "ANTHROPIC_BASE_URL": judge.base_url}))
         agent_requests, judge_requests = agent.requests, judge.requests

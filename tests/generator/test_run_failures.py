@@ -114,3 +114,57 @@ def test_secrets_are_masked_in_text() -> None:
     assert key not in masked and key[-10:] not in masked
     assert mask_key("the key sk-x is wrong, sk-xyz stays", "sk-x") == \
         "the key *** is wrong, sk-xyz stays"
+
+
+# --------------------------------------------------------------------------- commits
+
+
+def test_a_batch_still_being_written_when_the_run_ends_is_in_its_record(
+        tmp_path: Path) -> None:
+    """The second-run record bug (``100 written this time (+-96 earlier) ... 4 graded``):
+    the periodic flush had taken 96 rows and was still writing them (slow on a store that
+    already held a run) when the last rollout finished; the flusher was cancelled, the
+    last 4 rows were written, and the record was read from the store before the 96 were
+    committed. ``close()`` must return only once every row handed in is committed."""
+    import asyncio
+    import threading
+
+    import duckdb
+
+    from generator.execute import RolloutWriter
+
+    db = tmp_path / "rows.duckdb"
+    connection = duckdb.connect(str(db))
+    connection.execute("CREATE TABLE rows (idx INTEGER)")
+    first_batch_may_commit = threading.Event()
+    batches: list[int] = []
+
+    def insert(rows: list[dict[str, object]]) -> None:
+        batches.append(len(rows))
+        if len(batches) == 1:  # the first batch is slow, as on a store holding a run
+            assert first_batch_may_commit.wait(10)
+        cursor = connection.cursor()
+        try:
+            cursor.executemany("INSERT INTO rows VALUES (?)", [[row["idx"]] for row in rows])
+        finally:
+            cursor.close()
+
+    async def run() -> int:
+        writer = RolloutWriter(insert, every_s=0.01)
+        writer.start()
+        for index in range(96):
+            await writer.add({"idx": index})
+        while not batches:  # the periodic flush took the 96 and is writing them
+            await asyncio.sleep(0.005)
+        for index in range(96, 100):
+            await writer.add({"idx": index})
+        threading.Timer(0.3, first_batch_may_commit.set).start()
+        await writer.close()
+        (count,) = connection.execute("SELECT count(*) FROM rows").fetchone() or (0,)
+        return int(count)
+
+    try:
+        assert asyncio.run(run()) == 100
+        assert batches[0] == 96 and sum(batches) == 100
+    finally:
+        connection.close()
