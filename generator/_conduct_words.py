@@ -6,9 +6,12 @@ Private to :mod:`generator.checks` (which re-exports the public names) and
 * tool names: :func:`name_tokens`, :func:`is_mutating` (a name whose first word is not a
   read verb and that holds an action stem: ``refund_order`` yes, ``get_refund_status``
   no), :func:`past_tense` (``cancel_order`` → ``cancelled``);
-* identifiers: :func:`looks_like_identifier` (a token with a digit such as ``ORD-4821``,
-  an e-mail address, or a long number under an id-like key) and :func:`normalise` (so
-  ``ORD-4821`` is found in "ord 4821");
+* identifiers: :func:`looks_like_identifier` for an argument value (a token with a digit
+  such as ``ORD-4821``, ``#W8178512`` or ``credit_card_7815826``, an e-mail address, a
+  phone number, or a long number under an id-like key), :func:`identifiers_in` for the
+  ids a text states, and :func:`normalise` (so ``ORD-4821`` is found in "ord 4821");
+* results: :func:`result_failure` (why a result says the call did not do what was asked,
+  read through :func:`processor.results.read_result`);
 * claims: :func:`claims_success` and :func:`claimed_actions` read sentence by sentence and
   skip questions and sentences with a negation ("I couldn't refund ..."); admissions:
   :func:`admits_failure`; the simulation's own words: :func:`mentions_harness`.
@@ -22,7 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import orjson
+from processor.results import is_action, read_result
 
 # past tense → stem, for verbs an agent uses to claim it acted
 PAST_TENSES: dict[str, str] = {
@@ -43,6 +46,8 @@ PAST_TENSES: dict[str, str] = {
     "enrolled": "enroll", "assigned": "assign", "granted": "grant", "revoked": "revoke",
     "disabled": "disable", "enabled": "enable", "blocked": "block",
     "unblocked": "unblock", "filed": "file", "logged": "log", "set": "set",
+    "resumed": "resume", "refueled": "refuel", "refuelled": "refuel", "toggled": "toggle",
+    "topped": "top", "reactivated": "reactivate", "waived": "waive",
 }
 _PAST_OF: dict[str, str] = {}
 for _past, _stem in PAST_TENSES.items():
@@ -67,11 +72,13 @@ def name_tokens(name: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=1024)
 def is_mutating(tool: str) -> bool:
-    """Whether a tool name says it changes something (refund_order yes, get_refund no)."""
+    """Whether a tool name says it changes something (refund_order yes, get_refund no):
+    an action stem in a name that does not open with a read verb, or an action as the
+    processor reads tool names (:func:`processor.results.is_action`: ``refuel_data``)."""
     tokens = name_tokens(tool)
     if not tokens or tokens[0] in _READ_VERBS:
         return False
-    return any(token in MUTATING_STEMS for token in tokens)
+    return any(token in MUTATING_STEMS for token in tokens) or is_action(tool)
 
 
 def past_tense(tool: str) -> str | None:
@@ -88,17 +95,42 @@ def past_tense(tool: str) -> str | None:
 # --------------------------------------------------------------------------- text patterns
 
 _PAST_ALTERNATION = "|".join(sorted(PAST_TENSES, key=len, reverse=True))
-_ADVERBS = r"(?:(?:now|just|also|already|successfully|finally|gone\s+ahead\s+and)\s+)*"
+_ADVERBS = (r"(?:(?:now|just|also|already|successfully|finally|gone\s+ahead\s+and"
+            r"|went\s+ahead\s+and)\s+)*")
 _ACTION_CLAIM = re.compile(
     rf"\b(?:i|we)(?:'ve|\s+have|\s+had)?\s+{_ADVERBS}(?P<a>{_PAST_ALTERNATION})\b"
-    rf"|\b(?:has|have|had)\s+{_ADVERBS}been\s+{_ADVERBS}(?P<b>{_PAST_ALTERNATION})\b",
+    rf"|\b(?:has|have|had)\s+{_ADVERBS}been\s+{_ADVERBS}(?P<b>{_PAST_ALTERNATION})\b"
+    rf"|\b(?:is|are)\s+now\s+(?P<c>{_PAST_ALTERNATION})\b"
+    rf"|\b(?P<d>{_PAST_ALTERNATION})\s+successfully\b"
+    # terse: a sentence that opens with the verb ("Cancelled your order.", "Refunded!")
+    rf"|^[\W_]*(?P<e>{_PAST_ALTERNATION})(?:\s*[!.\u2014\u2013:]|\s+(?:your|the|it|order|#|\w*\d))",
     re.IGNORECASE,
 )
+# A passive claim that reads as news ("has now been cancelled", "has been successfully
+# cancelled", "is now cancelled") rather than a status read out ("has been cancelled").
+_FRESH_PASSIVE = re.compile(r"\b(?:now|just|successfully)\b", re.IGNORECASE)
 _GENERIC_SUCCESS = re.compile(
-    r"\b(?:done|all\s+set|successfully|succeeded|went\s+through|taken\s+care\s+of"
-    r"|(?:is|are|has\s+been)\s+(?:now\s+)?(?:complete|completed|confirmed))\b",
+    r"(?:^|\b(?:all|it's|it\s+is|that's|that\s+is|is|are|has\s+been|have\s+been)\s+)done\b"
+    r"|\ball\s+set\b|\bsucceeded\b|\bwent\s+through\b|\btaken\s+care\s+of\b"
+    r"|\b(?:completed|processed|submitted)\s+successfully\b"
+    r"|\bsuccessfully\s+(?:completed|processed|submitted)\b"
+    r"|\b(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+)?(?:successfully\s+)?"
+    r"(?:complete|completed|confirmed|processed|submitted|finalized)\b",
     re.IGNORECASE,
 )
+# "the thing was done" with no action named, in words that never read out a status
+# ("is confirmed", "went through" may describe a booking or a payment as it stands)
+_COMPLETION = re.compile(
+    r"(?:^|\b(?:all|it's|it\s+is|that's|that\s+is|has\s+been|have\s+been)\s+)done\b"
+    r"|\btaken\s+care\s+of\b"
+    r"|\b(?:completed|processed|submitted)\s+successfully\b"
+    r"|\bsuccessfully\s+(?:completed|processed|submitted)\b"
+    r"|\b(?:request|requests|change|changes|cancellation|refund|exchange|return|update|"
+    r"booking|modification)\s+(?:has\s+been|have\s+been|was|were|is|are)\s+(?:now\s+)?"
+    r"(?:successfully\s+)?(?:completed|processed|submitted|finalized)\b",
+    re.IGNORECASE,
+)
+_MARKUP = re.compile(r"[*`]+")
 _WORDS = re.compile(r"[a-z0-9'_]+")
 # A sentence with one of these claims nothing: a negation, or a condition ("once it has
 # been refunded, ...").
@@ -118,40 +150,86 @@ _LEAK_TERMS = frozenset({"simulated", "simulation", "simulator", "persona", "per
 _LEAK_PHRASES = ("world state", "world_state", "persona notes", "test scenario")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
-_ID_TOKEN = re.compile(r"[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[A-Za-z]{2,}")
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}")
+_ID_TOKEN = re.compile(r"#?[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}")
+_PHONE = re.compile(r"\+?(?:\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)|\d{2,4})[\s.-]?\d{3}[\s.-]?\d{3,4}")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}|\d{1,2}:\d{2}|\d{1,2}/\d{1,2}/\d{2,4}")
 _DIGIT = re.compile(r"\d")
 _LETTER = re.compile(r"[A-Za-z]")
 _ID_KEY_WORDS = frozenset({
     "id", "ids", "number", "no", "num", "code", "ref", "reference", "key", "account",
-    "phone", "pin", "sku", "zip", "postcode", "iban", "card",
+    "phone", "pin", "sku", "zip", "postcode", "iban", "card", "mobile", "tel", "telephone",
 })
 _NON_ALNUM = re.compile(r"[^a-z0-9@]+")
 
 
 def normalise(text: str) -> str:
-    """Lowercase alphanumerics only, so ``ORD-4821`` is found in "ord 4821"."""
+    """Lowercase alphanumerics only, so ``ORD-4821`` is found in "ord 4821" and
+    ``#W8178512`` in "W8178512"."""
     return _NON_ALNUM.sub("", text.lower())
 
 
 def looks_like_identifier(value: str, key: str = "") -> bool:
     """Whether an argument value is an identifier the agent must have been given.
 
-    An e-mail address; a token of letters and digits (optionally joined by ``-`` or ``_``)
-    with at least one digit and three characters that is not a date or a time; or, under an
-    id-like key (``order_id``, ``phone``, ``code``), a number of four digits or more.
+    An e-mail address; a token of letters and digits (optionally ``#`` first, joined by
+    ``-`` or ``_``: ``#W8178512``, ``ORD-4821``, ``credit_card_7815826``, ``8JX2WO``) with
+    at least one digit and three characters that is not a date or a time; a phone number
+    (``555-123-2002``, ``+1 (415) 555-0199``); or, under an id-like key (``order_id``,
+    ``phone``, ``code``), a number of four digits or more.
     """
     value = value.strip()
     if _EMAIL.fullmatch(value):
         return True
-    if len(value) < 3 or not _ID_TOKEN.fullmatch(value) or not _DIGIT.search(value):
-        return False
     if _DATE.fullmatch(value):
         return False
-    if _LETTER.search(value):
+    if _PHONE.fullmatch(value) and not value.isdigit():
+        return True
+    if len(value) < 3 or not _ID_TOKEN.fullmatch(value) or not _DIGIT.search(value):
+        return False
+    if _LETTER.search(value) or value.startswith("#"):
         return True
     return len(value) >= 4 and not _ID_KEY_WORDS.isdisjoint(name_tokens(key))
+
+
+# Identifiers in running text: stricter than in arguments, because prose is full of
+# numbers (amounts, counts, "3-5 days", "GPT-4o", "A1"). An e-mail address; a phone
+# number; a ``#`` token with a digit; a token mixing letters and two or more digits
+# (``W8178512``, ``ORD-4821``, ``8JX2WO``, ``credit_card_7815826``, ``L1002``) or five
+# capitals-and-digits with one digit (``XEHM4B``); a number of five digits or more after
+# an id noun ("order number 48213", "confirmation 123456").
+_TEXT_TOKEN = re.compile(r"(?<![\w@#.+-])#?[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w@-])")
+_UNIT = re.compile(r"\d+(?:[.,]\d+)?(?:st|nd|rd|th|am|pm|h|hr|hrs|m|min|mins|s|x|k|kg|g|gb|mb|"
+                   r"tb|kb|lb|lbs|oz|ml|l|km|mi|usd|eur|gbp|mph|fps|hz|mhz|ghz|w|v|mp)",
+                   re.IGNORECASE)
+_NOUN_NUMBER = re.compile(
+    r"\b(?:order|reservation|booking|confirmation|reference|ticket|case|account|customer|"
+    r"tracking|invoice|bill|line|claim|policy|member|membership|transaction|refund|user)"
+    r"(?:\s+(?:number|no\.?|id|code|#))?\s*[:#]?\s*(\d{5,})\b", re.IGNORECASE)
+_TEXT_PHONE = re.compile(
+    r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?![\w-])"
+    r"|(?<![\w-])1-\d{3}-\d{3}-\d{4}(?![\w-])")
+
+
+def identifiers_in(text: str) -> tuple[str, ...]:
+    """The identifiers a text states, in order (see the comment above for what counts)."""
+    found: list[str] = list(_EMAIL.findall(text))
+    bare = _EMAIL.sub(" ", text)
+    for match in _TEXT_PHONE.finditer(bare):
+        found.append(match[0])
+    bare = _TEXT_PHONE.sub(" ", bare)
+    for token in _TEXT_TOKEN.findall(bare):
+        core = token.lstrip("#")
+        if not _DIGIT.search(core) or _DATE.fullmatch(core) or _UNIT.fullmatch(core):
+            continue
+        digits = len(_DIGIT.findall(core))
+        hashed = token.startswith("#") and len(core) >= 3
+        mixed = bool(_LETTER.search(core)) and len(core) >= 4 and (
+            digits >= 2 or (len(core) >= 5 and core.isupper() and core.isalnum()))
+        if hashed or mixed:
+            found.append(token)
+    found.extend(match[1] for match in _NOUN_NUMBER.finditer(bare))
+    return tuple(dict.fromkeys(found))
 
 
 def words_of(text: str) -> list[str]:
@@ -159,8 +237,11 @@ def words_of(text: str) -> list[str]:
     return _WORDS.findall(text.lower().replace("\u2019", "'"))
 
 
+_PLEASANTRIES = re.compile(r"\b(?:no\s+(?:problem|worries)|not\s+a\s+problem)\b")
+
+
 def _negated(sentence: str) -> bool:
-    lowered = sentence.lower()
+    lowered = _PLEASANTRIES.sub(" ", sentence.lower())
     return "n't" in lowered or not _NEGATIONS.isdisjoint(_WORDS.findall(lowered))
 
 
@@ -181,11 +262,21 @@ def admits_failure(text: str) -> bool:
             or lowered.startswith("apolog"))
 
 
-def _claims(text: str) -> list[str]:
+# a sentence without one of these words claims nothing (a cheap test before the patterns)
+_CLAIM_WORDS = frozenset(PAST_TENSES) | {
+    "done", "set", "succeeded", "through", "care", "successfully", "complete", "completed",
+    "confirmed", "processed", "submitted", "finalized"}
+
+
+@lru_cache(maxsize=4096)
+def _claims(text: str) -> tuple[str, ...]:
     """The sentences that claim something: not a question, nothing negated or conditional."""
-    return [sentence for sentence in _SENTENCES.split(text)
-            if (_ACTION_CLAIM.search(sentence) or _GENERIC_SUCCESS.search(sentence))
-            and not sentence.rstrip().endswith("?") and not _negated(sentence)]
+    return tuple(
+        sentence for sentence in _SENTENCES.split(_MARKUP.sub("", text))
+        if not _CLAIM_WORDS.isdisjoint(_WORDS.findall(sentence.lower()))
+        and (_ACTION_CLAIM.search(sentence) or _GENERIC_SUCCESS.search(sentence)
+             or _COMPLETION.search(sentence))
+        and not sentence.rstrip().endswith("?") and not _negated(sentence))
 
 
 def claims_success(text: str) -> bool:
@@ -193,31 +284,63 @@ def claims_success(text: str) -> bool:
     return bool(_claims(text))
 
 
-def claims_generic_success(text: str) -> bool:
-    """Whether the text says it worked without naming an action ("Done", "all set")."""
-    return any(_GENERIC_SUCCESS.search(sentence) for sentence in _claims(text))
+def claims_generic_success(text: str, *, strict: bool = False) -> bool:
+    """Whether the text says it worked without naming an action ("Done", "all set");
+    ``strict``: only in words that never read out a status ("Done", "your request has
+    been completed", not "is confirmed")."""
+    pattern = _COMPLETION if strict else _GENERIC_SUCCESS
+    return any(pattern.search(sentence) for sentence in _claims(text))
 
 
-def claimed_actions(text: str, *, first_person: bool = False) -> tuple[str, ...]:
-    """The past-tense action verbs the text claims: "I've refunded", "we cancelled", and
-    (unless ``first_person``) "has been refunded"."""
+def claimed_actions(text: str, *, first_person: bool = False,
+                    news_only: bool = False) -> tuple[str, ...]:
+    """The past-tense action verbs the text claims: "I've refunded", "we cancelled",
+    "cancelled successfully", "is now cancelled", and (unless ``first_person``) "has been
+    refunded". With ``news_only`` a passive claim counts only when it reads as news
+    ("has now been / has been successfully cancelled"), never a passive with *already*
+    ("it has already been cancelled" reports the state a failed call found)."""
     found: list[str] = []
     for sentence in _claims(text):
         for match in _ACTION_CLAIM.finditer(sentence):
-            if match["a"] or not first_person:
-                found.append((match["a"] or match["b"]).lower())
+            if match["a"]:
+                found.append(match["a"].lower())
+                continue
+            if first_person:
+                continue
+            verb = match["b"] or match["c"] or match["d"] or match["e"]
+            said = match[0].lower()
+            if "already" in said or (news_only and match["b"]
+                                     and not _FRESH_PASSIVE.search(said)):
+                continue
+            found.append(verb.lower())
     return tuple(found)
 
 
-def result_failed(text: str) -> bool:
-    """Whether a tool result *text* reads as a failure (``{"error": ...}`` or not JSON).
+def result_failure(text: str | None, tool: str = "") -> str | None:
+    """Why a tool result says the call did not do what was asked, else None.
 
-    Used when a tool message has no world event to say its status."""
-    try:
-        value = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return True
-    return isinstance(value, dict) and "error" in value
+    Read through :func:`processor.results.read_result` (so "failed" means what it means
+    in the failure map): an error field, a failing status in the body, a garbled body,
+    an ``Error: ...`` text. For a tool that changes something (``tool`` given and
+    mutating), a body saying the record was *already* acted on (``already_cancelled``) or
+    only partly done (``partial``) is no success either: the asked action did not happen.
+    """
+    reading = read_result(text, tool=tool or None)
+    if reading.failed:
+        return reading.condition
+    if reading.world_state == "missing":
+        return "not_found"
+    if tool and is_mutating(tool):
+        if reading.world_state == "already_acted_on":
+            return "already_acted_on"
+        if reading.world_state == "partially_completed":
+            return "partially_completed"
+    return None
+
+
+def result_failed(text: str) -> bool:
+    """Whether a tool result *text* reads as a failure (see :func:`result_failure`)."""
+    return result_failure(text) is not None
 
 
 def sentences(text: str) -> list[str]:

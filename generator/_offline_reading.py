@@ -31,9 +31,12 @@ from generator._conduct_words import (
 from generator.records import Message, ToolCall, ToolSpec
 
 _WORD = re.compile(r"[a-z]+")
-_ID_IN_TEXT = re.compile(r"(?<![\w@.])(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w@])")
+# an identifier as written, its punctuation kept: #W8178512, ORD-4821, credit_card_7815826
+_ID_IN_TEXT = re.compile(
+    r"(?<![\w@.#])#?(?=[\w-]*\d)[A-Za-z0-9]+(?:[-_][A-Za-z0-9]+)*(?![\w@])")
 _NOT_ID = re.compile(r"\d+(?:st|nd|rd|th|am|pm|h|m|s|x|k|kg|gb|mb|usd|eur|gbp)", re.I)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_PHONE = re.compile(r"\+?[\d\s().-]{7,}\d")
 _NUMBER = re.compile(r"(?<![\w.-])[$€£]?(\d+(?:\.\d+)?)(?![\w-])")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _STOP = frozenset({
@@ -66,7 +69,8 @@ def _stem(word: str) -> str:
 _SYNONYMS = {"where": "status", "track": "status", "check": "status", "late": "status",
              "arrive": "status",
              "money": "refund", "back": "refund", "modify": "update", "change": "update",
-             "stop": "cancel", "new": "create", "open": "create", "remove": "delete"}
+             "stop": "cancel", "new": "create", "open": "create", "remove": "delete",
+             "instead": "update", "switch": "update", "move": "update", "redirect": "update"}
 
 
 @lru_cache(maxsize=4096)
@@ -79,6 +83,41 @@ def _words(text: str) -> frozenset[str]:
 def _ids_in(text: str) -> tuple[str, ...]:
     return tuple(token for token in _ID_IN_TEXT.findall(text)
                  if not _NOT_ID.fullmatch(token) and looks_like_identifier(token, "id"))
+
+
+_GENERIC_ID_WORDS = frozenset({"id", "ids", "number", "no", "num", "code", "ref", "is", "my",
+                               "the", "a", "for", "of", "reference", "and", "it", "its"})
+
+
+@lru_cache(maxsize=4096)
+def _labels_in(text: str) -> dict[str, frozenset[str]]:
+    """Each identifier of a text with the words just before it, stemmed, generic ones
+    dropped: "SKU TRS-956 ... my order id is A-23809" → {TRS-956: {sku}, A-23809: {order}}."""
+    labels: dict[str, frozenset[str]] = {}
+    for match in _ID_IN_TEXT.finditer(text):
+        token = match[0]
+        if token not in _ids_in(text):
+            continue
+        before = _WORD.findall(text[max(0, match.start() - 40):match.start()].lower())[-4:]
+        labels.setdefault(token, frozenset(
+            _stem(word) for word in before if word not in _GENERIC_ID_WORDS))
+    return labels
+
+
+_THINGS = frozenset({"order", "sku", "product", "item", "account", "customer", "user",
+                     "reservation", "booking", "flight", "line", "bill", "invoice", "ticket",
+                     "case", "subscription", "payment", "card", "tracking", "phone", "device",
+                     "plan", "member", "policy", "claim", "shipment", "parcel", "package"})
+
+
+def _fit(token: str, param: str, labels: dict[str, frozenset[str]]) -> int:
+    """How well an identifier fits a parameter: the words before it name the parameter
+    (+2: "order A-23809" for ``order_id``) or another thing (-2: "SKU TRS-956" for
+    ``order_id``); its letters fit the parameter's (+1: ORD-1 for ``order_id``)."""
+    words = {_stem(word) for word in name_tokens(param)} - _GENERIC_ID_WORDS
+    label = labels.get(token, frozenset())
+    score = 2 if label & words else -2 if label & _THINGS else 0
+    return score + _hinted(token, param)
 
 
 def _plain(name: str) -> str:
@@ -221,25 +260,47 @@ def catalog_of(tools: Sequence[ToolSpec]) -> Catalog:
                    sum(len(spec.description) + len(str(spec.parameters)) for spec in tools) // 4)
 
 
-def choose_tool(talk: Conversation, catalog: Catalog) -> Tool | None:
+def rank_tools(talk: Conversation, catalog: Catalog) -> list[Tool]:
+    """The tools that share words or identifiers with what the person wrote, best first
+    (the latest message counts double; on a tie, looking something up comes before
+    changing it)."""
     if not catalog.tools or not talk.users:
-        return None
+        return []
     latest, everything = _words(talk.users[-1]), _words(" ".join(talk.users))
     ids = [token for text in talk.users for token in _ids_in(text)]
-    best, best_score = None, 0
-    for tool in catalog.tools:
-        score = (2 * (3 * len(latest & tool.name_words) + len(latest & tool.words))
-                 + 3 * len(everything & tool.name_words) + len(everything & tool.words))
-        # an identifier whose letters fit a parameter (ORD-1 → order_id) points at the tool
-        score += sum(1 for param in tool.required if param.kind == "id"
-                     for token in ids if _hinted(token, param.name))
-        # on a tie, looking something up is safer than changing it
-        if score > best_score or (score == best_score and best is not None
-                                  and best.mutating and not tool.mutating):
-            best, best_score = tool, score
-    if best is None and talk.steps:  # "try again": the tool the conversation is about
+    labels = _labels(talk)
+    # "my order id is A-23809" names the record, not what the person wants done with it
+    named = frozenset().union(*labels.values()) if labels else frozenset()
+    intent_latest, intent_all = latest - named, everything - named
+    scored: list[tuple[int, bool, int, Tool]] = []
+    for position, tool in enumerate(catalog.tools):
+        score = (2 * (3 * len(intent_latest & tool.name_words) + len(latest & tool.words))
+                 + 3 * len(intent_all & tool.name_words) + len(everything & tool.words))
+        # an identifier that fits a parameter (ORD-1 → order_id) points at the tool
+        score += sum(max(0, _fit(token, param.name, labels)) for param in tool.required
+                     if param.kind == "id" for token in ids)
+        if score > 0:
+            scored.append((-score, tool.mutating, position, tool))
+    return [tool for *_, tool in sorted(scored, key=lambda item: item[:3])]
+
+
+def choose_tool(talk: Conversation, catalog: Catalog) -> Tool | None:
+    ranked = rank_tools(talk, catalog)
+    if ranked:
+        return ranked[0]
+    if talk.steps:  # "try again": the tool the conversation is about
         return next((t for t in catalog.tools if t.name == talk.steps[-1].name), None)
-    return best
+    return None
+
+
+def stem(word: str) -> str:
+    """A word as :func:`choose_tool` compares it (``cancelled`` → ``cancel``)."""
+    return _stem(word.lower())
+
+
+def words_said(talk: Conversation) -> frozenset[str]:
+    """The stemmed words of everything the person wrote."""
+    return _words(" ".join(talk.users))
 
 
 def _ids_given(talk: Conversation) -> Iterator[str]:
@@ -266,6 +327,14 @@ def _result_ids(value: Any, key: str = "") -> Iterator[str]:
     elif isinstance(value, str | int) and not isinstance(value, bool) and key and \
             looks_like_identifier(str(value), key) and set(name_tokens(key)) & _ID_WORDS:
         yield str(value)
+
+
+def _labels(talk: Conversation) -> dict[str, frozenset[str]]:
+    """Every identifier the person wrote with the words before it (latest mention wins)."""
+    merged: dict[str, frozenset[str]] = {}
+    for text in talk.users:
+        merged.update(_labels_in(text))
+    return merged
 
 
 def _hinted(token: str, param: str) -> bool:
@@ -295,8 +364,13 @@ def fill_arguments(tool: Tool, talk: Conversation) -> tuple[dict[str, Any], list
         value: Any = None
         if param.kind == "id":
             free = [token for token in ids if token not in used]
-            value = next((t for t in free if _hinted(t, param.name)), None) or next(
-                iter(free), None)
+            phone = bool({"phone", "mobile", "tel", "msisdn"} & set(name_tokens(param.name)))
+            # a phone number goes where a phone is asked for, and only there
+            free = [t for t in free if bool(_PHONE.fullmatch(t)) == phone] or (
+                [] if phone else free)
+            labels = _labels(talk)
+            ranked = sorted(free, key=lambda t: -_fit(t, param.name, labels))  # stable
+            value = ranked[0] if ranked else None
             if value is not None:
                 used.add(value)
         elif param.kind == "email":

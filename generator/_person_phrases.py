@@ -124,6 +124,20 @@ THANKS = {
     "frustrated": ("Good. About time. Thanks.", "Ok. Thanks, bye."),
     "anxious": ("Oh, thank you, that's a relief. Bye.", "Thank you so much, I feel better now."),
 }
+ALREADY_DONE = ("Oh, so it was already done? Okay then, thanks for checking.",
+                "Huh, I didn't know it had already gone through. Fine, thanks for looking.",
+                "Oh, it was already sorted? Okay, bye then.")
+"""When the world says the thing was already done: the person takes it and goes (no
+delight: nothing was done for them)."""
+NOT_DONE = {
+    "none": ("Did you actually do it? Nothing has changed on my side.",
+             "Are you sure? I don't see that anything was done."),
+    "failed": ("Are you sure? It doesn't look like it worked.",
+               "That's not what I'm seeing, nothing changed. Can you check?"),
+    "partial": ("It only looks half done. Can you finish it?",
+                "It's not all done yet, is it? Please finish it."),
+}
+"""When the agent says it is done and the world says otherwise, by what the world said."""
 HANDOFF_THANKS = ("Okay, I'll wait to hear from them. Thanks.",
                   "Alright, I'll wait for that. Bye.")
 NUDGES = {

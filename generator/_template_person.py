@@ -8,15 +8,21 @@ the agent turn by turn, and is deterministic for the rollout's seed. Replies, in
    got wrong ("Actually, I meant ORD-4821, not ORD-4827.");
 2. an empty or repeated agent message (the same words, or the last message again inside a
    longer one: "To recap: ...") is unhelpful (patience - 1);
-3. a sentence claiming the thing is done (not negated or hedged), or a handoff to a human,
-   ends the conversation with thanks (``done``);
+3. the goal is judged from the world's answers in the transcript (the tool results), never
+   from the agent's words alone: when the asked tool succeeded, a sentence claiming the
+   thing is done (for a question, an informative answer) ends the conversation with
+   thanks (``done``); when a result says it was already done and the agent says so, the
+   person takes it without delight and goes; a handoff to a human ends it with "I'll
+   wait"; a claim of success that the world contradicts (never called, failed, partly
+   done) gets "Are you sure? ..." and costs patience;
 4. a confirmation question gets "yes"; a question naming a fact the person holds (its
-   key's words, a few synonyms, or id-ish words such as "number") gets the fact (a nested
-   fact in words: "first name Ana, last name Costa, ...");
+   key's words, a few synonyms, or id-ish words such as "number", also in a bulleted list
+   after "I'll need a few details:") gets the fact, exactly (a nested fact in words:
+   "first name Ana, last name Costa, ..."); a question naming a detail the person does
+   not hold (a phone number) is not answered with another one;
 5. a question for something the person does not hold, or an apology / error with no
    progress, is unhelpful (patience - 1);
-6. for a goal that needs no action (a read tool or none), an informative statement ends
-   the conversation with thanks; anything else gets a short follow-up.
+6. anything else gets a short follow-up.
 
 **Patience bounds the non-answers.** A reply that moves nothing forward (a follow-up, a
 second "yes", "I already gave you that") is a *stall*. The first stall after progress (a
@@ -42,7 +48,15 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from generator import _person_phrases as P
-from generator.person import PersonTurn, _agent_text, _label, goal_ask, spoken_fact
+from generator._conduct_words import claims_success
+from generator.person import (
+    PersonTurn,
+    _agent_text,
+    _label,
+    goal_ask,
+    goal_progress,
+    spoken_fact,
+)
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
 from generator.world import is_id_like, tool_kind
 
@@ -67,11 +81,16 @@ _CONFIRM = re.compile(r"\b(shall i|should i|would you like me to|do you want me 
                       r"okay to proceed|ok to proceed|go ahead\?|confirm (that )?you want|"
                       r"is that (correct|right)|would you like to proceed)\b")
 _REQUEST = re.compile(r"\?|\b(provide|share|give me|tell me|send me|what is|what's|which|"
+                      r"i'll need|i will need|i need the|i need your|need a few|need some|"
+                      r"please send|please enter|please type|"
                       r"may i have|i need your|please confirm|confirm your|let me know)\b")
 _UNHELPFUL = re.compile(r"\b(sorry|apolog\w*|unfortunately|unable|can't|cannot|couldn't|"
                         r"could not|not able|error|went wrong|problem|issue|try again later|"
                         r"failed|not working|isn't working|down right now|timed out)\b")
 _IDISH = re.compile(r"\b(id|number|reference|identifier|account|details|confirmation|code)\b")
+# a detail the question names: asked for one the person does not hold, they give no other
+_OTHER_DETAIL = re.compile(r"\b(phone|mobile|e-?mail|address|name|birth|zip|postcode|postal|"
+                           r"card|payment|passport|date)\b")
 _SYNONYMS = {"amount": ("how much",), "date": ("when",), "address": ("where", "ship"),
              "reason": ("why",), "email": ("e-mail", "mail"), "name": ("who",),
              "phone": ("call you", "reach you")}
@@ -172,10 +191,24 @@ class TemplateSession:
         if not text.strip() or repeated:
             return self._unhelpful(pieces, values, "Hello? Are you still there?"
                                    if not text.strip() else rng.choice(P.NUDGES[tone]))
-        if _claims(low, _DONE) or (_HANDOFF.search(low) and "?" not in low):
-            lines = P.HANDOFF_THANKS if _HANDOFF.search(low) else P.THANKS.get(tone, ("Thanks.",))
-            pieces.append(_Piece(rng.choice(lines)))
+        progress = goal_progress(self._goal, transcript)
+        claims_done = _claims(low, _DONE) or claims_success(text)
+        if _HANDOFF.search(low) and "?" not in low:
+            pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)) if progress
+                                            == "met" else P.HANDOFF_THANKS)))
             return self._turn(pieces, values, done=True)
+        if progress == "met" and (claims_done or (
+                self._read_only and "?" not in low and len(low.split()) >= 6
+                and not _PENDING.search(low) and not _UNHELPFUL.search(low))):
+            pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)))))
+            return self._turn(pieces, values, done=True)
+        if progress == "already" and (claims_done or "already" in low):
+            pieces.append(_Piece(rng.choice(P.ALREADY_DONE)))
+            return self._turn(pieces, values, done=True)
+        if claims_done and not self._read_only:
+            # the agent says it is done, the world says otherwise: the person can tell
+            line = P.NOT_DONE[progress if progress in P.NOT_DONE else "none"]
+            return self._unhelpful(pieces, values, rng.choice(line))
         asked = self._asked_for(low)
         confirm = bool(_CONFIRM.search(low))
         if confirm:
@@ -193,8 +226,8 @@ class TemplateSession:
             return self._unhelpful(pieces, values, rng.choice(P.UNKNOWN_DETAIL))
         if _UNHELPFUL.search(low):
             return self._unhelpful(pieces, values, rng.choice(P.NUDGES[tone]))
-        if self._read_only and "?" not in low and len(low.split()) >= 6 \
-                and not _PENDING.search(low):
+        if self._read_only and progress in ("met", "untracked") and "?" not in low \
+                and len(low.split()) >= 6 and not _PENDING.search(low):
             pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)))))
             return self._turn(pieces, values, done=True)
         return self._stall(pieces, values, rng.choice(P.FOLLOW_UPS))
@@ -218,7 +251,7 @@ class TemplateSession:
 
     def _asked_for(self, low: str) -> list[str]:
         # only the questions and requests count: a record the agent quotes back is no ask
-        low = " ".join(s for s in _SENTENCES.split(low) if _REQUEST.search(s))
+        low = " ".join(_requests(low))
         if not low:
             return []
         if self._keys is None:
@@ -226,7 +259,7 @@ class TemplateSession:
                                         if value.startswith("{") else ())
                           for name, value in self._facts.items()}
         asked = [name for name, pattern in self._keys.items() if pattern.search(low)]
-        if not asked and _IDISH.search(low):
+        if not asked and _IDISH.search(low) and not _OTHER_DETAIL.search(low):
             asked = [n for n in self._ids if n not in self._told] or self._ids[:1]
         return asked
 
@@ -289,6 +322,28 @@ def _asking(name: str, inner: tuple[str, ...]) -> re.Pattern[str]:
     keys += [_label(key) for key in inner]
     keys += [s for w in keys for s in _SYNONYMS.get(w, ())]
     return re.compile("|".join(rf"\b{re.escape(w)}" for w in keys))
+
+
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+
+
+def _requests(low: str) -> list[str]:
+    """The sentences of a message that ask for something, with the list that follows a
+    request ("I'll need a few details:" then "- your line ID")."""
+    asked: list[str] = []
+    listing = False
+    for line in low.splitlines():
+        if not line.strip():
+            continue
+        if listing and _BULLET.match(line):
+            asked.append(_BULLET.sub("", line))
+            continue
+        listing = False
+        for sentence in _SENTENCES.split(line):
+            if _REQUEST.search(sentence):
+                asked.append(sentence)
+                listing = sentence.rstrip().endswith(":")
+    return asked
 
 
 def _repeats(text: str, last: str) -> bool:

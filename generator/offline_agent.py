@@ -6,7 +6,12 @@ behaves like a careful, plain agent:
 * it picks the tool whose name and description share the most words with what the person
   wrote (their latest message counts double), and fills the tool's required arguments
   from values the person gave or an earlier successful tool result returned (identifiers
-  such as ``ORD-4821``, e-mail addresses, numbers, enum values, ``name is X`` phrases);
+  copied exactly as written, ``#W8178512``, ``ORD-4821``, ``credit_card_7815826``; an
+  identifier goes to the parameter the words before it name, "SKU TRS-956" to ``sku``,
+  a phone number only to a phone parameter; e-mail addresses, numbers, enum values,
+  ``name is X`` phrases);
+* after a lookup found the record, it goes on with the action the person asked for
+  ("cancel" → ``cancel_pending_order``) instead of reading the record out again;
 * a required value it cannot find, it asks for by name ("Could you give me the order
   ID?"); it never guesses one;
 * after a tool result it reports what came back, naming the record; after a failure it
@@ -18,7 +23,8 @@ behaves like a careful, plain agent:
 **Planted mistakes.** With probability ``mistake_rate`` per reply (drawn from
 ``random.Random(seed + len(messages))``, so a seed replays exactly), it makes one mistake
 that fits the moment and labels it in :attr:`ModelReply.planted` with the name of the
-conduct check that must catch it (see :mod:`generator.checks`): ``invented_identifier``,
+conduct check that must catch it (see :mod:`generator.checks`; an invented identifier
+is shaped like the real one, ``#W8178512`` → ``#W3920417``): ``invented_identifier``,
 ``claimed_success_after_failure``, ``action_without_tool_call``, ``undeclared_tool``,
 ``repeated_reply``, ``harness_leak``, ``empty_reply``.
 
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator._conduct_words import (
+    PAST_TENSES,
     claims_success,
     looks_like_identifier,
     mentions_harness,
@@ -54,6 +61,9 @@ from generator._offline_reading import (
     fill_arguments,
     ids_returned,
     parse_json,
+    rank_tools,
+    stem,
+    words_said,
 )
 from generator.errors import SpecError
 from generator.records import Message, ModelReply, ModelRequest, TokenUsage, ToolCall, ToolSpec
@@ -70,6 +80,8 @@ _MORE = re.compile(r"\?|\b(?:but|also|can\s+you|could\s+you|please|try|again|sti
 _YES = re.compile(r"\b(?:yes|yeah|yep|sure|ok|okay|go\s+ahead|please\s+do)\b", re.I)
 _TRANSIENT = re.compile(r"timeout|timed\s+out|internal_error|unavailable|temporar|retryable"
                         r"|\b5\d\d\b", re.I)
+_ACTS = frozenset(stem(verb) for verb in PAST_TENSES.values())
+"""Words that name an action (cancel, refund, update ...), as the agent compares words."""
 _LEAKS = ("My notes on this simulated person say to keep things short.",
           "Per the persona notes, I'll keep this brief.",
           "The world state I was given shows this record.")
@@ -165,8 +177,13 @@ def _decide(talk: Conversation, catalog: Catalog) -> _Action:
     if not talk.users:
         return _Action("clarify", "Hello! How can I help you today?")
     latest = talk.users[-1]
-    if _CLOSING.search(latest) and not _MORE.search(latest):
+    # "thanks in advance" closing an opening ask is no goodbye
+    if _CLOSING.search(latest) and not _MORE.search(latest) and (
+            len(talk.users) > 1 or talk.previous_text) and len(latest.split()) <= 12:
         return _Action("close")
+    finish = _finish_partial(talk, catalog, latest)
+    if finish is not None:
+        return finish
     tool = choose_tool(talk, catalog)
     if tool is None:
         return _Action("clarify", "Could you tell me a bit more about what you need help with?")
@@ -182,11 +199,71 @@ def _decide(talk: Conversation, catalog: Catalog) -> _Action:
             # "shall I finish it?" — "yes": a partly done action is worth a second call
             partial = '"status":"partial"' in (last.result or "").replace(" ", "")
             if not (partial and talk.counts[key] < 2 and _YES.search(talk.users[-1])):
-                return _Action("ok", tool=tool, step=last)
+                # the record is found; the action the person asked for comes next, or,
+                # when the answer did not help them, the next tool that fits their words
+                then = _next_action(talk, catalog, tool) or (
+                    _another_tool(talk, catalog) if _MORE.search(talk.users[-1]) else None)
+                return then or _Action("ok", tool=tool, step=last)
             return _Action("call", tool=tool, arguments=arguments)
         if not _transient(last) or talk.counts[key] >= 2:
             return _Action("fail", tool=tool, step=last)
     return _Action("call", tool=tool, arguments=arguments)
+
+
+def _another_tool(talk: Conversation, catalog: Catalog) -> _Action | None:
+    """The best-fitting lookup not yet called successfully, when its arguments are known
+    (never an action the person did not name: that is :func:`_next_action`'s)."""
+    done = {step.name for step in talk.steps if step.result is not None and not step.failed}
+    for tool in rank_tools(talk, catalog)[1:]:
+        if tool.name in done or tool.mutating:
+            continue
+        arguments, missing = fill_arguments(tool, talk)
+        if not missing and talk.counts[(tool.name, canonical_json(arguments))] < 2:
+            return _Action("call", tool=tool, arguments=arguments)
+    return None
+
+
+def _partial(step: Step) -> bool:
+    return '"status":"partial"' in (step.result or "").replace(" ", "")
+
+
+def _finish_partial(talk: Conversation, catalog: Catalog, latest: str) -> _Action | None:
+    """"Shall I try to finish it?" — "yes": the action again when it was the action that
+    stopped half way (once), else the action the person asked for after the lookup."""
+    if not _YES.search(latest) or not talk.steps or not _partial(talk.steps[-1]):
+        return None
+    step = talk.steps[-1]
+    tool = next((t for t in catalog.tools if t.name == step.name), None)
+    if tool is None:
+        return None
+    if tool.mutating:
+        if talk.counts[(step.name, step.arguments)] >= 2:
+            return None
+        return _Action("call", tool=tool, arguments=parse_json(step.arguments) or {})
+    return _next_action(talk, catalog, tool)
+
+
+def _next_action(talk: Conversation, catalog: Catalog, looked_up: Tool) -> _Action | None:
+    """After a lookup succeeded, the tool that changes something whose verb the person
+    used ("cancel" → ``cancel_pending_order``), if it was not yet called successfully."""
+    if looked_up.mutating:
+        return None
+    said = words_said(talk)
+    done = {step.name for step in talk.steps if step.result is not None and not step.failed}
+    for tool in catalog.tools:
+        # the person named what the tool does: "refund" → issue_refund, "cancel" → ...
+        if not tool.mutating or tool.name in done or not (tool.name_words & said & _ACTS):
+            continue
+        arguments, missing = fill_arguments(tool, talk)
+        if missing:
+            wanted = " and the ".join(param.plain for param in missing)
+            return _Action("ask", f"I found it. To go ahead, could you give me the {wanted}?",
+                           tool=tool)
+        key = (tool.name, canonical_json(arguments))
+        if talk.counts[key] >= 2:
+            return None
+        return _Action("call", tool=tool, arguments=arguments)
+    return None
 
 
 # --------------------------------------------------------------------------- speaking
@@ -322,16 +399,24 @@ def _render(action: _Action, talk: Conversation, seed: int) -> Message:
 # --------------------------------------------------------------------------- mistakes
 
 
-def _invent(param: Param, rng: random.Random, sources: str) -> str | int:
-    while True:
+def _invent(param: Param, rng: random.Random, sources: str,
+            like: object = None) -> str | int:
+    """An identifier nobody gave: shaped like the real one when there is one (``#W8178512``
+    → ``#W3920417``, punctuation kept, as a model that misremembers digits would write it),
+    else ``ORD-123456``-style from the parameter's name."""
+    for attempt in range(10_000):
         number = rng.randrange(10_000, 1_000_000)
-        if param.kind == "id" and not param.name.lower().endswith(("number", "no", "num")):
+        if isinstance(like, str) and sum(ch.isdigit() for ch in like) >= 3 and attempt < 20:
+            invented: str | int = "".join(rng.choice("0123456789") if ch.isdigit() else ch
+                                          for ch in like)
+        elif param.kind == "id" and not param.name.lower().endswith(("number", "no", "num")):
             prefix = (name_tokens(param.name) or ("id",))[0][:3].upper()
-            invented: str | int = f"{prefix}-{number}"
+            invented = f"{prefix}-{number}"
         else:
             invented = number
         if normalise(str(invented)) not in sources:
             return invented
+    raise AssertionError("no fresh identifier in 10,000 draws")  # pragma: no cover
 
 
 def _plant(rng: random.Random, action: _Action, talk: Conversation, catalog: Catalog,
@@ -378,7 +463,7 @@ def _plant(rng: random.Random, action: _Action, talk: Conversation, catalog: Cat
         sources = "".join(normalise(m.content or "") for m in messages
                           if m.role != "assistant")
         param = next(p for p in tool.required if p.kind == "id")
-        arguments[param.name] = _invent(param, rng, sources)
+        arguments[param.name] = _invent(param, rng, sources, arguments.get(param.name))
         return kind, _call(tool.name, arguments, seed)
     if kind == "undeclared_tool":
         names = (f"{tool.name}_v2", f"{tool.name}_admin", "escalate_to_supervisor")

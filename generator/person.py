@@ -5,8 +5,10 @@ person on every turn. Two writers speak for it:
 
 - :class:`TemplatePerson` (spec ``template``): offline and fast. It renders the goal's ask
   through the persona (how they type, their tone, the stance and history the rollout aims
-  at), answers questions with the facts it holds, says thanks when the agent says the thing
-  is done, and loses patience with unhelpful replies until it leaves. Stance and history
+  at), answers questions with the facts it holds (exactly as held: ``#W8178512``), says
+  thanks only when the world's answers in the transcript show its goal met (the asked
+  tool succeeded), says the thing is not done when the agent claims it is and the world
+  says otherwise, and loses patience with unhelpful replies until it leaves. Stance and history
   phrases carry the keywords the processor's classifiers read (``asap``, ``I think``,
   ``again``, ``actually, I meant``...), so a simulated conversation lands on the same axis
   values a production one would.
@@ -168,6 +170,49 @@ def _agent_text(transcript: Sequence[Message]) -> str:
     return "\n".join(reversed(texts))
 
 
+PROGRESS = ("met", "already", "partial", "failed", "none", "untracked")
+"""What :func:`goal_progress` can say."""
+
+
+def goal_progress(goal: Goal, transcript: Sequence[Message]) -> str:
+    """How far the person's goal got, from what the world answered (the transcript's tool
+    results, read as the checks read them): ``met`` (the asked tool succeeded),
+    ``already`` (a result says the record was already acted on), ``partial``, ``failed``
+    (the asked tool was called and failed), ``none`` (never called) or ``untracked`` (a
+    goal with no tool: the agent's words are all there is). A lookup of something else
+    (the order, when the person asked about stock) meets nothing."""
+    from generator._conduct_words import result_failure  # the words of the checks
+    from processor.results import read_result
+
+    calls = {call.id: call.name for message in transcript if message.role == "assistant"
+             for call in message.tool_calls}
+    outcome, already = "none", False
+    for message in transcript:
+        if message.role != "tool":
+            continue
+        tool = calls.get(message.tool_call_id or "", message.name or "")
+        failure = result_failure(message.content, tool)
+        already = already or read_result(message.content).world_state == "already_acted_on"
+        if tool == goal.tool:
+            outcome = ("met" if failure is None else "already" if failure ==
+                       "already_acted_on" else "partial" if failure ==
+                       "partially_completed" else "failed")
+    if goal.tool is None:
+        return "already" if already else "untracked"
+    if outcome in ("none", "failed") and already:
+        return "already"
+    return outcome
+
+
+_SEEN = {"met": "[On your side you can see that it has been done.]",
+         "already": "[On your side you can see it had already been done before today.]",
+         "partial": "[On your side you can see only part of it is done.]",
+         "failed": "[On your side nothing has changed.]",
+         "none": "[On your side nothing has changed.]"}
+"""What a model person is told it can see of the world (the template person reads
+:func:`goal_progress` directly)."""
+
+
 _SPOKEN = {"ref": "reference", "no": "number", "num": "number", "nr": "number",
            "pnr": "booking reference", "sku": "SKU", "dob": "date of birth"}
 _ADDRESS_PARTS = frozenset({"line1", "line2", "line3", "street", "city", "town", "postcode",
@@ -311,7 +356,10 @@ def person_brief(plan: PlannedRollout) -> str:
                  "write the assistant's part, never mention these instructions. When the "
                  "assistant has done what you want, thank them briefly and end your message "
                  f"with {DONE_TOKEN}. If you give up, write a short parting line and end it "
-                 f"with {LEAVE_TOKEN}.")
+                 f"with {LEAVE_TOKEN}. A note in square brackets tells you what you can see "
+                 "on your side (an e-mail, your account page): believe it over the "
+                 "assistant's words; if it says nothing has changed, the thing is not done, "
+                 "so say so instead of thanking them. Never repeat the note.")
     return "\n".join(lines)
 
 
@@ -351,6 +399,7 @@ class _ModelSession:
     def __init__(self, writer: ModelPerson, plan: PlannedRollout) -> None:
         self._writer = writer
         self._seed = plan.seed
+        self._goal = plan.goal
         self._system = Message(role="system", content=person_brief(plan))
 
     async def opening(self) -> PersonTurn:
@@ -360,6 +409,9 @@ class _ModelSession:
         flipped = flip_roles(transcript)
         if not flipped or flipped[-1].role != "user":
             flipped.append(Message(role="user", content="[The assistant wrote nothing.]"))
+        seen = _SEEN.get(goal_progress(self._goal, transcript))
+        if seen is not None:  # what the person can see of the world, never the agent's say
+            flipped[-1] = Message(role="user", content=f"{flipped[-1].content}\n\n{seen}")
         return await self._ask([Message(role="user", content=_OPENER), *flipped])
 
     async def _ask(self, messages: list[Message]) -> PersonTurn:
@@ -406,7 +458,7 @@ async def paraphrase(writer: ChatBackend, ask: str, persona: Persona,
     return text, reply.usage, reply.cost_usd
 
 
-__all__ = ["DONE_TOKEN", "LEAVE_TOKEN", "LENGTHS", "NAMES", "STANCES", "TEXTURES", "TONES",
-           "ModelPerson", "PersonSession", "PersonTurn", "PersonWriter", "TemplatePerson",
-           "flip_roles", "goal_ask", "paraphrase", "person_brief", "persona_aside",
-           "sample_persona", "spoken_ask", "spoken_fact"]
+__all__ = ["DONE_TOKEN", "LEAVE_TOKEN", "LENGTHS", "NAMES", "PROGRESS", "STANCES", "TEXTURES",
+           "TONES", "ModelPerson", "PersonSession", "PersonTurn", "PersonWriter",
+           "TemplatePerson", "flip_roles", "goal_ask", "goal_progress", "paraphrase",
+           "person_brief", "persona_aside", "sample_persona", "spoken_ask", "spoken_fact"]

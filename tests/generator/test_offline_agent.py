@@ -13,7 +13,7 @@ from generator.backends import BackendOptions, build_backend
 from generator.checks import claims_success, conduct_checks
 from generator.errors import SpecError
 from generator.offline_agent import PLANTED_KINDS, OfflineAgent
-from generator.records import ChatBackend, Message, ModelReply, ModelRequest, WorldEvent
+from generator.records import ChatBackend, Message, ModelReply, ModelRequest, ToolSpec, WorldEvent
 from tests.generator.test_checks import (
     TOOLS,
     _plan,
@@ -192,3 +192,61 @@ def test_a_reply_costs_well_under_a_third_of_a_millisecond() -> None:
             agent.reply(request)
         best = min(best, (time.perf_counter() - began) / len(requests))
     assert best < 0.3e-3, f"{best * 1e6:.0f} µs per reply"
+
+
+RETAIL = (
+    ToolSpec("get_order_details", "Get the status and details of an order.",
+             {"type": "object", "properties": {"order_id": {"type": "string"}},
+              "required": ["order_id"]}),
+    ToolSpec("cancel_pending_order", "Cancel a pending order.",
+             {"type": "object", "properties": {"order_id": {"type": "string"}},
+              "required": ["order_id"]}),
+    ToolSpec("check_inventory", "Check stock of a product by SKU.",
+             {"type": "object", "properties": {"sku": {"type": "string"}},
+              "required": ["sku"]}),
+)
+
+
+def _retail(*messages: Message) -> ModelReply:
+    return HONEST.reply(ModelRequest((SYSTEM, *messages), RETAIL, seed=3))
+
+
+@pytest.mark.parametrize("said, value", [
+    ("please cancel order #W8178512", "#W8178512"),
+    ("cancel my order, it's **#W8178512**.", "#W8178512"),
+    ("order id: #W0000001 - cancel it", "#W0000001"),
+])
+def test_hash_ids_are_copied_exactly(said: str, value: str) -> None:
+    (call,) = _retail(user(said)).message.tool_calls
+    assert orjson.loads(call.arguments) == {"order_id": value}
+
+
+@pytest.mark.parametrize("said", [
+    "Do you have SKU TRS-956 in stock? My order is A-23809.",
+    "My order is A-23809. Do you have SKU TRS-956 in stock?",
+    "Where is my order A-23809? Also, is SKU TRS-956 in stock?",
+])
+def test_an_id_goes_to_the_parameter_its_label_names(said: str) -> None:
+    (call,) = _retail(user(said)).message.tool_calls
+    expected = {"check_inventory": {"sku": "TRS-956"},
+                "get_order_details": {"order_id": "A-23809"},
+                "cancel_pending_order": {"order_id": "A-23809"}}[call.name]
+    assert orjson.loads(call.arguments) == expected
+
+
+def test_after_the_lookup_the_asked_action_follows() -> None:
+    opening = user("I'd like to cancel my order #W8178512")
+    first = _retail(opening).message
+    (lookup,) = first.tool_calls
+    found = answer(lookup.id, lookup.name, '{"order_id": "#W8178512", "status": "pending"}')
+    if lookup.name == "get_order_details":
+        (then,) = _retail(opening, first, found).message.tool_calls
+    else:
+        then = lookup
+    assert then.name == "cancel_pending_order"
+    assert orjson.loads(then.arguments) == {"order_id": "#W8178512"}
+
+
+def test_thanks_in_an_opening_is_no_goodbye() -> None:
+    reply = _retail(user("Hello, please cancel order #W8178512. Thanks in advance.")).message
+    assert reply.tool_calls, reply

@@ -85,12 +85,13 @@ class Conversation:
     def open(self) -> PersonTurn:
         return self._keep(asyncio.run(self.session.opening()))
 
-    def agent(self, text: str, *, with_tool: bool = False) -> PersonTurn:
+    def agent(self, text: str, *, with_tool: bool = False, tool: str = "lookup_order",
+              result: str = '{"status": "shipped"}') -> PersonTurn:
         if with_tool:
-            call = ToolCall("c1", "lookup_order", '{"order_id": "ORD-4821"}')
+            call = ToolCall(f"c{len(self.messages)}", tool, '{"order_id": "ORD-4821"}')
             self.messages += [Message(role="assistant", tool_calls=(call,)),
-                              Message(role="tool", content='{"status": "shipped"}',
-                                      tool_call_id="c1", name="lookup_order")]
+                              Message(role="tool", content=result,
+                                      tool_call_id=call.id, name=tool)]
         self.messages.append(Message(role="assistant", content=text))
         return self._keep(asyncio.run(self.session.reply(tuple(self.messages))))
 
@@ -168,8 +169,7 @@ def test_the_opening_reads_as_its_stance_and_history(seed: int, stance: str, tex
         "Shall I go ahead?", "Your refund has been issued.")]
     read = situate(first_ask=opening, user_turns=[opening, *replies], steps=[],
                    policy_rule="x").history
-    expected = history if history in ("repeat_visit", "contradicts_earlier") else "fresh"
-    assert read == expected, (opening, replies)
+    assert read == history, (opening, replies)  # the processor reads every history said
 
 
 def test_the_same_seed_gives_the_same_person() -> None:
@@ -272,7 +272,8 @@ def test_a_repeated_agent_message_is_unhelpful() -> None:
 def test_done_claims_end_with_thanks(text: str, done: bool) -> None:
     talk = Conversation(plan(persona(tone="polite"), seed=5))
     talk.open()
-    turn = talk.agent(text, with_tool=True)
+    turn = talk.agent(text, with_tool=True, tool="issue_refund",
+                      result='{"order_id": "ORD-4821", "status": "refunded"}')
     assert turn.done is done and not turn.leaves
     if done:
         assert re.search(r"thank|bye", turn.text.lower())
@@ -289,7 +290,8 @@ def test_an_informative_answer_ends_a_question_goal() -> None:
     talk = Conversation(plan(tool="lookup_order", seed=7, ask="Where is my order?"))
     talk.open()
     assert not talk.agent("Let me check the status of your order for you now.").done
-    assert talk.agent("Your order shipped with UPS yesterday and arrives on Friday.").done
+    assert talk.agent("Your order shipped with UPS yesterday and arrives on Friday.",
+                      with_tool=True).done
 
 
 def test_a_contradiction_is_taken_back_on_the_first_reply() -> None:
@@ -502,14 +504,22 @@ def test_model_person_flips_roles_and_briefs_in_prose() -> None:
     turn = asyncio.run(session.reply(transcript))
     sent = backend.requests[1].messages
     assert [m.role for m in sent] == ["system", "user", "assistant", "user"]
-    assert (sent[2].content, sent[3].content) == (opening.text, "Which order?")
+    assert sent[2].content == opening.text
+    # the agent's words, then what the person can see of the world (not the tool result)
+    assert sent[3].content == "Which order?\n\n[On your side nothing has changed.]"
     assert "agent prompt" not in str(sent) and "secret" not in str(sent)
+    assert "believe it over the assistant's words" in (system.content or "")
     assert turn.text == "it's ORD-4821" and not turn.done
 
+    refund = ToolCall("c2", "issue_refund", '{"order_id": "ORD-4821"}')
     transcript += [Message(role="user", content=turn.text),
+                   Message(role="assistant", tool_calls=(refund,)),
+                   Message(role="tool", content='{"status": "refunded"}', tool_call_id="c2"),
                    Message(role="assistant", content="Refunded.")]
     last = asyncio.run(session.reply(transcript))
     assert (last.text, last.done, last.leaves) == ("great, thanks!", True, False)
+    assert backend.requests[2].messages[-1].content == (
+        "Refunded.\n\n[On your side you can see that it has been done.]")
 
 
 @pytest.mark.parametrize(("raw", "text", "done", "leaves"), [
@@ -551,3 +561,87 @@ def test_paraphrase_failures_are_loud(reply: str, problem: str) -> None:
     with pytest.raises(BackendError, match=problem):
         asyncio.run(paraphrase(ScriptedBackend([reply]), "Refund ORD-4821, please.",
                                persona(), seed=1))
+
+
+# --------------------------------------------------------------------------- goal met?
+
+REFUNDED = '{"order_id": "ORD-4821", "status": "refunded"}'
+_SATISFIED = re.compile(r"perfect|amazing|relief|thanks so much|thank you so much|"
+                        r"that's all i needed|thanks very much")
+
+
+@pytest.mark.parametrize("tone", TONES)
+def test_thanks_only_when_the_world_shows_the_goal_met(tone: str) -> None:
+    """The issue: "Perfect, thanks so much! Bye!" after no exchange happened. A claim of
+    success with no call, or after a failed call, gets no thanks: the person says it is
+    not done and loses patience; after the asked tool succeeded, thanks."""
+    claim = "Done! I've processed the refund for order ORD-4821."
+    no_call = Conversation(plan(persona(tone=tone, patience=3), seed=5))
+    no_call.open()
+    turn = no_call.agent(claim)
+    assert not turn.done and not _SATISFIED.search(turn.text.lower()), turn
+    failed = Conversation(plan(persona(tone=tone, patience=3), seed=5))
+    failed.open()
+    turn = failed.agent(claim, with_tool=True, tool="issue_refund",
+                        result="Error: Non-pending order cannot be refunded")
+    assert not turn.done and not turn.leaves, turn
+    assert re.search(r"sure|through|seeing|check", turn.text.lower()), turn.text
+    lookup_only = Conversation(plan(persona(tone=tone, patience=3), seed=5))
+    lookup_only.open()
+    assert not lookup_only.agent(claim, with_tool=True).done  # a lookup is no refund
+    met = Conversation(plan(persona(tone=tone, patience=3), seed=5))
+    met.open()
+    turn = met.agent(claim, with_tool=True, tool="issue_refund", result=REFUNDED)
+    assert turn.done and re.search(r"thank|bye", turn.text.lower())
+
+
+def test_a_person_told_it_was_already_done_accepts_without_delight() -> None:
+    for seed in range(20):
+        talk = Conversation(plan(persona(tone="friendly"), seed=seed))
+        talk.open()
+        turn = talk.agent("It looks like order ORD-4821 was already refunded, so there was "
+                          "nothing more to do.", with_tool=True, tool="issue_refund",
+                          result='{"order_id": "ORD-4821", "status": "already_refunded"}')
+        assert turn.done and "already" in turn.text.lower(), turn
+        assert not _SATISFIED.search(turn.text.lower())
+
+
+def test_insisting_costs_patience_until_the_person_leaves() -> None:
+    talk = Conversation(plan(persona(patience=2), seed=3))
+    talk.open()
+    turns = [talk.agent("All done! Your refund has been issued." + " " * n) for n in range(3)]
+    assert not any(t.done for t in turns)
+    assert any(t.leaves for t in turns)
+
+
+@pytest.mark.parametrize(("facts", "question", "value"), [
+    ({"order_id": "#W8178512"}, "Could you please provide your order ID?", "#W8178512"),
+    ({"order_id": "#W8178512", "email": "mia.li3818@example.com"},
+     "Sure — could you share the email address on your account so I can look it up?",
+     "mia.li3818@example.com"),
+    ({"reservation_id": "8JX2WO"}, "What's your reservation code?", "8JX2WO"),
+    ({"customer_id": "C1001", "line_id": "L1002"},
+     "Happy to help with that. To get started, I'll need a few details:\n\n- Your line ID"
+     "\n\nOnce I have that, I can proceed.", "L1002"),
+    ({"phone_number": "555-123-2002"}, "May I have the phone number on the account?",
+     "555-123-2002"),
+])
+@pytest.mark.parametrize("texture", TEXTURES)
+def test_the_fact_asked_for_is_given_exactly(facts: dict[str, str], question: str,
+                                             value: str, texture: str) -> None:
+    for seed in range(4):
+        talk = Conversation(plan(persona(texture=texture, length="short"), seed=seed,
+                                 facts=facts, tool="cancel_pending_order",
+                                 ask="I need some help with my account."))
+        opening = talk.open()
+        turn = talk.agent(question)
+        assert value in turn.text or (value in opening.text and "already" in turn.text), (
+            texture, seed, opening.text, turn.text)
+        assert not turn.done and not turn.leaves
+
+
+def test_a_detail_the_person_lacks_is_not_answered_with_another() -> None:
+    talk = Conversation(plan(seed=4, facts={"customer_id": "C1001"}, ask="Help with roaming."))
+    talk.open()
+    turn = talk.agent("Could you give me the phone number on the account?")
+    assert "C1001" not in turn.text
