@@ -59,6 +59,9 @@ class Assembled:
     """session.id, when the agent records one apart from the conversation id."""
     user_id: str | None
     """user.id / enduser.id, when recorded."""
+    transcript: tuple[Message, ...] = ()
+    """Every message once, in the order it happened (for ``conversations.messages``:
+    :mod:`processor.transcript`)."""
 
 
 def _key(message: Message) -> tuple[object, ...]:
@@ -285,4 +288,5 @@ def assemble(conversation_id: str, spans: Sequence[SpanRow],
     )
     return Assembled(conversation, tuple(contents),
                      session_id=_first_attribute(ordered, "session.id"),
-                     user_id=_first_attribute(ordered, "user.id", "enduser.id"))
+                     user_id=_first_attribute(ordered, "user.id", "enduser.id"),
+                     transcript=tuple(transcript))

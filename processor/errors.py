@@ -5,7 +5,9 @@
     ProcessorError (tracemill.errors.TracemillError)
     ├── LabelFileError   a label file cannot be read (names the file, line and column)
     ├── PolicyFileError  a policy document cannot be read or holds no clause (names the file)
-    └── UnknownVersion   a model version asked for is not in the store
+    ├── UnknownVersion   a model version asked for is not in the store
+    ├── UnknownConversation  a conversation id asked for is not in the store
+    └── UnknownSituation     a situation id asked for is not in the failure map
 """
 
 from __future__ import annotations
@@ -27,3 +29,11 @@ class PolicyFileError(ProcessorError):
 
 class UnknownVersion(ProcessorError):
     """A model version named on the command line is not among the conversations."""
+
+
+class UnknownConversation(ProcessorError):
+    """A conversation id named on the command line is not among the conversations."""
+
+
+class UnknownSituation(ProcessorError):
+    """A situation id named on the command line is not in the stored failure map."""

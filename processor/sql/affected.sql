@@ -5,9 +5,9 @@
 -- by conversation id or trace id).
 CREATE OR REPLACE TEMP TABLE affected AS
 WITH new_traces AS (
-    SELECT DISTINCT trace_id FROM otlp_spans WHERE ingest_seq > $1
+    SELECT DISTINCT trace_id FROM spans WHERE ingest_seq > $1
     UNION
-    SELECT DISTINCT trace_id FROM otlp_log_records
+    SELECT DISTINCT trace_id FROM log_records
     WHERE ingest_seq > $2 AND trace_id IS NOT NULL
 )
 SELECT k.conversation_id FROM new_traces JOIN trace_keys AS k USING (trace_id)

@@ -1,3 +1,5 @@
+-- Reads the table otlp_log_records, not the view `log_records`: by row id (see
+-- chunk_plan.sql).
 -- The log records tied to the conversations of chunk $chunk (chunk_records.sql), which
 -- lie in rows $first to $last, in time order. Some instrumentations (openai-v2,
 -- OpenLLMetry) leave time_unix_nano at 0 on their per-message records: those are ordered

@@ -1,3 +1,5 @@
+-- Reads the collector's table otlp_spans, not its published view `spans`: chunks are
+-- planned and read by row id (zone maps), and a view has no row id.
 -- Plan the rebuild of the affected conversations in chunks of $1 conversations: the temp
 -- table span_chunks holds each span of an affected conversation by its row id (stable
 -- inside the transaction) with its conversation and chunk. Conversations are numbered in

@@ -1,3 +1,5 @@
+-- Reads the table otlp_log_records, not the view `log_records`: by row id (see
+-- chunk_plan.sql).
 -- After chunk_plan.sql: the log records (by row id) and the labels of each chunk's
 -- conversations, matched as chunk_logs.sql and chunk_labels.sql read them.
 CREATE OR REPLACE TEMP TABLE log_chunks AS

@@ -1,3 +1,4 @@
+-- Reads the table otlp_spans, not the view `spans`: by row id (see chunk_plan.sql).
 -- The spans of chunk $chunk (chunk_plan.sql), which lie in rows $first to $last, in no
 -- particular order (the reader orders each conversation's few spans by time: sorting the
 -- chunk here, attributes and all, cost a third of reading it).

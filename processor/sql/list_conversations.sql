@@ -1,11 +1,20 @@
 -- Conversations for `tracemill conversations`, filtered by outcome ($1: pass, fail,
--- ungraded or NULL), model version ($2) and tool ($3), newest first, at most $4.
-SELECT conversation_id, model_version, outcome, outcome_source, first_ask, final_reply,
-       steps, tool, tool_condition, world_state, history, user_stance, policy_rule,
-       trace_ids, input_tokens, output_tokens
-FROM conversations
-WHERE ($1 IS NULL OR ($1 = 'ungraded' AND outcome IS NULL) OR outcome = $1)
-  AND ($2 IS NULL OR model_version = $2)
-  AND ($3 IS NULL OR tool = $3)
-ORDER BY start_unix_nano DESC
-LIMIT $4;
+-- ungraded or NULL), model version ($2), tool ($3), situation ($4) and conversation id
+-- ($5), newest first, at most $6.
+SELECT c.conversation_id, c.model_version, c.outcome, c.outcome_source, c.reward,
+       c.labeled_by, c.first_ask, c.final_reply, c.messages, c.steps, c.tools, c.focal_step,
+       c.evaluations, c.errors, c.tool, c.tool_condition, c.world_state, c.history,
+       c.user_stance, c.policy_rule, c.trace_ids, c.session_id, c.input_tokens,
+       c.output_tokens, c.content_missing, c.start_unix_nano, c.end_unix_nano,
+       coalesce((SELECT list(m.situation_id ORDER BY m.situation_id)
+                 FROM situation_members AS m
+                 WHERE m.conversation_id = c.conversation_id), []) AS situations
+FROM conversations AS c
+WHERE ($1 IS NULL OR ($1 = 'ungraded' AND c.outcome IS NULL) OR c.outcome = $1)
+  AND ($2 IS NULL OR c.model_version = $2)
+  AND ($3 IS NULL OR c.tool = $3)
+  AND ($4 IS NULL OR c.conversation_id IN (
+        SELECT conversation_id FROM situation_members WHERE situation_id = $4))
+  AND ($5 IS NULL OR c.conversation_id = $5)
+ORDER BY c.start_unix_nano DESC, c.conversation_id
+LIMIT $6;

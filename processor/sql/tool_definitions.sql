@@ -1,3 +1,5 @@
+-- Reads the table otlp_spans, not the view `spans`: through the view DuckDB 2.0 does not
+-- push the json_exists prefilter into the scan (measured ~10% slower on 200k spans).
 -- Tool definitions the agent offered the model ($1: now), read from the spans:
 -- `gen_ai.tool.definitions` (a JSON list, usually recorded as JSON text, of
 -- {"type": "function", "name", "description", "parameters"} or the OpenAI nested form

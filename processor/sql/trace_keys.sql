@@ -7,5 +7,5 @@ SELECT trace_id,
            first(conversation_id ORDER BY parent_span_id IS NOT NULL, start_time_unix_nano)
                FILTER (WHERE conversation_id IS NOT NULL),
            trace_id) AS conversation_id
-FROM otlp_spans
+FROM spans
 GROUP BY trace_id;

@@ -41,6 +41,7 @@ from pydantic_ai.providers.openai import OpenAIProvider
 from processor.assemble import assemble
 from processor.records import Binding, SpanRow, Step
 from processor.run import ProcessOptions, process
+from processor.transcript import chat_messages
 from tests.conftest import RunningCollector
 from tests.support.instrumented import (
     CALL_ID,
@@ -414,6 +415,13 @@ def test_pydantic_ai_agent(
         model_version_source="service.version",
         content_missing=not include_content,
     )
+    # pydantic-ai gives its instructions apart (gen_ai.system_instructions); the tool ran
+    # under a span; without content capture every text and argument is null, not "".
+    expected = weather_messages(text(COMPACT_RESULT))
+    if not include_content:
+        expected = [{**message, "content": None} for message in expected[1:]]
+        expected[1]["tool_calls"][0]["function"]["arguments"] = None
+    assert stored_messages(collector_server, ok_id) == expected
     assert failed_run == Row(
         conversation_id=failed_id,
         trace_ids=(failed_trace,),
@@ -834,3 +842,67 @@ def test_a_run_failed_by_its_model_call_is_one_error(
     chat = chat_row("b" * 16, 20, [text_message("user", USER_PROMPT)], [],
                     parent="a" * 16, error="InternalServerError")
     assert assemble("c", [agent, chat], {}).conversation.errors == errors
+
+
+# --------------------------------------------------------------------------- ordered messages
+
+
+def stored_messages(server: RunningCollector, conversation_id: str) -> list[dict[str, Any]]:
+    """``conversations.messages`` of one conversation, decoded."""
+    ((messages,),) = server.query(
+        "SELECT messages FROM conversations WHERE conversation_id = ?", conversation_id)
+    decoded: list[dict[str, Any]] = json.loads(messages)
+    return decoded
+
+
+def weather_messages(result: str | None, *, system: bool = True,
+                     result_call_id: str | None = CALL_ID) -> list[dict[str, Any]]:
+    """The weather exchange in OpenAI chat format, each message once."""
+    call = {"id": CALL_ID, "type": "function",
+            "function": {"name": TOOL_NAME, "arguments": ARGUMENTS}}
+    return [
+        *([{"role": "system", "content": SYSTEM_PROMPT}] if system else []),
+        {"role": "user", "content": USER_PROMPT},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": result_call_id,
+         "name": TOOL_NAME if result_call_id else None, "content": result},
+        {"role": "assistant", "content": FINAL_TEXT},
+    ]
+
+
+@integration
+@pytest.mark.parametrize("mode", [mode for mode, expected in MODES.items() if expected.captured])
+def test_messages_in_order_each_once(
+    mode: str,
+    telemetry: Telemetry,
+    collector_server: RunningCollector,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three model calls each resend the history (the third fails): the stored exchange
+    holds every message once, in the order it happened, in OpenAI chat format."""
+    expected = MODES[mode]
+    converse_in_session(mode, telemetry, monkeypatch, f"weather-{mode}")
+    processed(collector_server)
+    assert stored_messages(collector_server, f"weather-{mode}") == weather_messages(
+        expected.result, result_call_id=None if expected.bound_by == "order" else CALL_ID)
+
+
+def test_a_result_no_model_was_sent_comes_from_its_tool_span() -> None:
+    """The run ended after the tool ran: its result is in the exchange (from the tool
+    span), after the call; a call nothing answered has no result message."""
+    calls = {"role": "assistant", "parts": [
+        {"type": "tool_call", "id": "first", "name": TOOL_NAME, "arguments": {"city": "Oslo"}},
+        {"type": "tool_call", "id": "second", "name": TOOL_NAME,
+         "arguments": {"city": "Bergen"}},
+    ]}
+    chat = chat_row("a" * 16, 10, [text_message("user", USER_PROMPT)], [calls])
+    tool = span_row("b" * 16, 20, "execute_tool", {
+        "gen_ai.tool.name": TOOL_NAME, "gen_ai.tool.call.id": "second",
+        "gen_ai.tool.call.arguments": '{"city":"Bergen"}', "gen_ai.tool.call.result": "7"})
+    assembled = assemble("c", [chat, tool], {})
+    messages = chat_messages(assembled.transcript, assembled.conversation.steps,
+                             assembled.contents)
+    assert [(m["role"], m.get("tool_call_id"), m["content"]) for m in messages] == [
+        ("user", None, USER_PROMPT), ("assistant", None, None), ("tool", "second", "7")]
+    assert [c["function"]["arguments"] for c in messages[1]["tool_calls"]] == [
+        '{"city":"Oslo"}', '{"city":"Bergen"}']

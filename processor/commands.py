@@ -1,0 +1,408 @@
+"""The processor's commands: ``process``, ``map``, ``conversations``, ``report``, ``label``.
+
+:func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
+arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code
+(0 ok, 1 a ``--fail-on`` gate failed, 2 a usage error such as an unknown id, 3 the store
+is locked and no running collector answered). Every command but ``label`` processes new
+spans first. While ``tracemill serve`` holds the store, ``map`` asks it (``GET /map``) and
+prints the same records as offline (:mod:`processor.map_records`).
+
+Heavy modules are imported inside the handlers, so that ``tracemill --help`` and the
+collector's commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tracemill.config import Settings
+from tracemill.errors import StoreLockedError, TracemillError
+
+__all__ = ["add_commands"]
+
+Options = Callable[[argparse.ArgumentParser], None]
+
+
+def add_commands(commands: Any, common: Options, processing: Options) -> None:
+    """Add the processor's commands to the subcommand parsers. ``common``: the options
+    every command has (store, config, logs); ``processing``: those of the commands that
+    process (common ones plus how outcomes and coordinates are read)."""
+    process = commands.add_parser(
+        "process", help="Turn new spans into conversations and rebuild the failure map.",
+        description="Incremental: only conversations touched by new spans, log records or "
+                    "labels are rebuilt. map, conversations and report run it first.")
+    processing(process)
+    process.set_defaults(handler=_process)
+
+    fmap = commands.add_parser(
+        "map", help="Print the failure map: situations by status, worst first.",
+        description="A situation is the smallest set of coordinates that isolates one group "
+                    "of failing conversations. Each is new, persistent, fixed or uncertain "
+                    "between the latest model version and the previous one, with fail rates, "
+                    "95%% intervals and the reason. --json prints one record per situation "
+                    "(the same records a running `tracemill serve` answers at /map).")
+    processing(fmap)
+    fmap.add_argument("--json", action="store_true",
+                      help="Print the records as JSON (situations, or cells with --cells).")
+    fmap.add_argument("--situation", metavar="ID",
+                      help="Show one situation with its example conversations.")
+    fmap.add_argument("--conversations", action="store_true",
+                      help="With --situation: list every member conversation id.")
+    fmap.add_argument("--cells", action="store_true",
+                      help="Print the pair cells behind the situations instead.")
+    fmap.add_argument("--all", action="store_true",
+                      help="With --cells: include passing cells.")
+    fmap.add_argument("--http-address", metavar="HOST:PORT",
+                      help="Where to ask a running collector when it holds the store "
+                           "(default 127.0.0.1:4318).")
+    fmap.add_argument("--limit", type=int, default=40, metavar="N",
+                      help="Most situations or cells to print as text (default 40).")
+    fmap.set_defaults(handler=_map)
+
+    conversations = commands.add_parser(
+        "conversations", help="List conversations, or show one: `conversations show ID`.",
+        description="Without arguments, one line per conversation (newest first); filters "
+                    "combine. `conversations show ID` prints one conversation in order: "
+                    "system, user, assistant with tool calls, tool results, then "
+                    "evaluations, outcome and coordinates. --json prints full records "
+                    "(messages in OpenAI chat format, tools, steps, the six coordinates).")
+    processing(conversations)
+    conversations.add_argument("action", nargs="?", choices=["show"],
+                               help="show: print the conversation ID in full.")
+    conversations.add_argument("conversation_id", nargs="?", metavar="ID",
+                               help="The conversation to show.")
+    conversations.add_argument("--json", action="store_true",
+                               help="Print full records as JSON lines.")
+    conversations.add_argument("--outcome", choices=["pass", "fail", "ungraded"],
+                               help="Only conversations with this outcome.")
+    conversations.add_argument("--version", metavar="V", help="Only this model version.")
+    conversations.add_argument("--tool", metavar="NAME", help="Only this tool axis value.")
+    conversations.add_argument("--situation", metavar="ID",
+                               help="Only members of this situation (see `tracemill map`).")
+    conversations.add_argument("--limit", type=int, default=50, metavar="N",
+                               help="Most conversations to print (default 50).")
+    conversations.set_defaults(handler=_conversations)
+
+    report = commands.add_parser(
+        "report", help="Write the trace report (Markdown, JSON, HTML); gate CI on regressions.",
+        description="Starts with plain sentences (what broke, what still fails, what was "
+                    "fixed), then situations with intervals and their conversations. With "
+                    "--since VERSION the statuses compare the latest model version with "
+                    "VERSION (the stored map is left as it is).")
+    processing(report)
+    report.add_argument("--out", type=Path, default=Path("tracemill-report"), metavar="DIR",
+                        help="Folder for report.md, report.json, report.html "
+                             "(default ./tracemill-report).")
+    report.add_argument("--since", metavar="VERSION",
+                        help="Compare the latest model version with this one.")
+    report.add_argument("--fail-on", choices=["new", "persistent", "any"],
+                        help="Exit 1 when a situation has this status (new: significant new "
+                             "failures; any: new or persistent), ignoring low-support ones.")
+    report.set_defaults(handler=_report)
+
+    label = commands.add_parser(
+        "label", help="Attach outcomes from a CSV or JSON-lines file.",
+        description="Columns: conversation_id, trace_id or rollout_id (a generated "
+                    "conversation: human labels on rollouts measure judges, see `tracemill "
+                    "judges`); passed and/or reward; kind (human|program|model); "
+                    "labeled_by; note.")
+    common(label)
+    label.add_argument("file", type=Path, metavar="FILE", help="The CSV or .jsonl file.")
+    label.add_argument("--by", metavar="NAME",
+                       help="labeled_by for rows that do not name it.")
+    label.set_defaults(handler=_label)
+
+
+# --------------------------------------------------------------------------- plumbing
+
+
+def _open(settings: Settings, **options: Any) -> Any:
+    from tracemill.store import open_configured
+
+    return open_configured(settings, **options)
+
+
+def _processed(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, Any]:
+    """The store, opened and brought up to date (the caller closes it), and what
+    processing did. ``environ``: model keys for ``--stance-model``."""
+    from processor.run import ProcessOptions, process
+
+    try:
+        store = _open(settings)
+    except StoreLockedError as locked:
+        raise StoreLockedError(
+            locked.path, locked.pid,
+            "a running collector; run this on its file once it has stopped, or start "
+            "`tracemill serve --process-every SECONDS` and use `tracemill map`, which then "
+            "asks it") from None
+    try:
+        result = process(store, ProcessOptions.from_settings(settings), credentials=environ)
+    except BaseException:
+        store.close()
+        raise
+    return store, result
+
+
+def _print(text: str) -> None:
+    print(text, flush=True)
+
+
+# --------------------------------------------------------------------------- process
+
+
+def _process(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.map_records import read_situations
+
+    store, result = _processed(settings, args.environ)
+    try:
+        cursor = store.cursor()
+        try:
+            situations = read_situations(cursor)
+        finally:
+            cursor.close()
+    finally:
+        store.close()
+    statuses: dict[str, int] = {}
+    for situation in situations:
+        statuses[situation.status] = statuses.get(situation.status, 0) + 1
+    _print(f"rebuilt {result.conversations_rebuilt} conversations from {result.spans_read} "
+           f"spans and {result.log_records_read} log records in {result.seconds:.1f}s; "
+           f"failure map: {len(situations)} situations"
+           + (" (" + ", ".join(f"{n} {s}" for s, n in statuses.items()) + ")"
+              if statuses else "") + "; `tracemill map` lists them")
+    if result.stance_model is not None:
+        run = result.stance_model
+        _print(f"stance model {run.model}: {run.asked} asked, {run.unparseable} unparseable, "
+               f"{run.applied} stances changed"
+               + (f"; DEGRADED, {run.failed} kept the pattern stance: {run.error}"
+                  if run.degraded else ""))
+    return 0
+
+
+# --------------------------------------------------------------------------- map
+
+
+def _map(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.conversation_records import read_conversations
+    from processor.map_records import MapAnswer, read_cells, read_situations
+    from tracemill.collector_client import ask_collector
+
+    examples: dict[str, list[Any]] = {}
+    source = None
+    try:
+        store, _ = _processed(settings, args.environ)
+    except StoreLockedError as locked:
+        answer = MapAnswer(**ask_collector(settings, "/map", locked))
+        situations, cells = answer.situations, answer.cells
+        source = "from the running collector (its last processing run)"
+        if not answer.process_every_seconds:
+            if not (situations or cells):
+                raise StoreLockedError(
+                    locked.path, locked.pid,
+                    "a running collector that does not process spans, so it has no map; "
+                    "restart it with `tracemill serve --process-every SECONDS`, or run "
+                    "`tracemill map` on its file once it has stopped") from None
+            print("warning: the running collector does not process spans (start it with "
+                  "--process-every SECONDS): this map is as the store was last processed",
+                  file=sys.stderr)
+    else:
+        try:
+            cursor = store.cursor()
+            try:
+                situations = read_situations(cursor)
+                cells = read_cells(cursor) if args.cells else []
+                if args.situation and not args.conversations and not args.json:
+                    examples = {s.situation_id: [
+                        record for i in s.examples
+                        for record in read_conversations(cursor, conversation_id=i, limit=1)]
+                        for s in situations if s.situation_id == args.situation}
+            finally:
+                cursor.close()
+        finally:
+            store.close()
+    if args.situation is not None:
+        return _one_situation(args, situations, examples, source)
+    if args.cells:
+        shown_cells = [c for c in cells if args.all or c.status != "passing"]
+        if args.json:
+            _print("[" + ",\n".join(c.model_dump_json(indent=2) for c in shown_cells) + "]")
+        else:
+            from processor.terminal import cells_table
+
+            if source:
+                _print(source)
+            _print(cells_table(shown_cells, args.limit))
+        return 0
+    if args.json:
+        _print("[" + ",\n".join(s.model_dump_json(indent=2) for s in situations) + "]")
+        return 0
+    from processor.terminal import situations_text
+
+    _print(situations_text(situations, args.limit, source))
+    return 0
+
+
+def _one_situation(args: argparse.Namespace, situations: list[Any],
+                   examples: dict[str, list[Any]], source: str | None) -> int:
+    from processor.errors import UnknownSituation
+    from processor.terminal import situation_text
+
+    found = [s for s in situations if s.situation_id == args.situation]
+    if not found:
+        known = ", ".join(s.situation_id for s in situations[:10]) or "none"
+        raise UnknownSituation(
+            f"no situation {args.situation!r} in the failure map (ids change only with their "
+            f"coordinates); known: {known}; `tracemill map` lists them")
+    situation = found[0]
+    if args.conversations:
+        if args.json:
+            import json
+
+            _print(json.dumps(situation.member_ids))
+        else:
+            for conversation_id in situation.member_ids:
+                _print(conversation_id)
+        return 0
+    if args.json:
+        _print(situation.model_dump_json(indent=2))
+        return 0
+    if source:
+        _print(source)
+    _print(situation_text(situation, examples.get(situation.situation_id, [])))
+    return 0
+
+
+# --------------------------------------------------------------------------- conversations
+
+
+def _conversations(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.conversation_records import read_conversations
+    from processor.errors import UnknownConversation
+    from processor.terminal import conversation_text, conversations_table
+
+    if args.action == "show" and not args.conversation_id:
+        raise UnknownConversation("`conversations show` needs a conversation id: "
+                                  "`tracemill conversations show ID` (ids: `tracemill "
+                                  "conversations`)")
+    if args.action is None and args.conversation_id is not None:
+        raise UnknownConversation(f"unexpected {args.conversation_id!r}: to print one "
+                                  "conversation, use `tracemill conversations show ID`")
+    store, _ = _processed(settings, args.environ)
+    try:
+        cursor = store.cursor()
+        try:
+            if args.action == "show":
+                records = read_conversations(cursor, conversation_id=args.conversation_id,
+                                             limit=1)
+            else:
+                records = read_conversations(
+                    cursor, outcome=args.outcome, version=args.version, tool=args.tool,
+                    situation=args.situation, limit=args.limit)
+        finally:
+            cursor.close()
+    finally:
+        store.close()
+    if args.action == "show":
+        if not records:
+            raise UnknownConversation(
+                f"no conversation {args.conversation_id!r} in {settings.db}; `tracemill "
+                "conversations` lists them (ids are gen_ai.conversation.id, session.id or "
+                "the trace id)")
+        _print(records[0].model_dump_json(indent=2) if args.json
+               else conversation_text(records[0]))
+        return 0
+    if args.json:
+        for record in records:
+            _print(record.model_dump_json())
+    else:
+        _print(conversations_table(records))
+    return 0
+
+
+# --------------------------------------------------------------------------- report
+
+
+def _report(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.conversation_records import read_conversations
+    from processor.failure_map import compute_map, store_map
+    from processor.map_records import read_situations
+    from processor.report import GATES, build_report, gate, to_markdown
+    from processor.report_html import to_html
+    from processor.run import ProcessOptions
+
+    store, result = _processed(settings, args.environ)
+    try:
+        cursor = store.cursor()
+        try:
+            periods = result.periods
+            if args.since is not None:
+                # The comparison asked for is stored only inside this transaction and
+                # rolled back: the stored map (what serve, map and generate read) keeps
+                # comparing the latest two versions.
+                options = ProcessOptions.from_settings(settings)
+                cursor.begin()
+                computed = compute_map(cursor, options.exploration, baseline=args.since,
+                                       min_support=options.min_support)
+                store_map(cursor, computed)
+                periods = computed.periods
+            situations = read_situations(cursor)
+            report = build_report(cursor, periods, situations)
+            examples = {s.situation_id: [
+                record for i in s.examples[:3]
+                for record in read_conversations(cursor, conversation_id=i, limit=1)]
+                for s in situations}
+            if args.since is not None:
+                cursor.rollback()
+        finally:
+            cursor.close()
+    finally:
+        store.close()
+    out: Path = args.out
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "report.json").write_text(report.model_dump_json(indent=2), encoding="utf-8")
+        (out / "report.md").write_text(to_markdown(report), encoding="utf-8")
+        (out / "report.html").write_text(to_html(report, examples), encoding="utf-8")
+    except OSError as exc:
+        raise TracemillError(f"cannot write the report to {out}: {exc.strerror}") from None
+    _print(f"wrote {out / 'report.md'}, {out / 'report.json'}, {out / 'report.html'}")
+    for line in report.summary:
+        _print(f"- {line}")
+    for warning in report.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.fail_on:
+        hits = gate(report.situations, args.fail_on)
+        if hits:
+            print(f"{len(hits)} situations are {' or '.join(sorted(GATES[args.fail_on]))} "
+                  f"({', '.join(s.label for s in hits[:3])}"
+                  f"{' ...' if len(hits) > 3 else ''}); failing as asked (--fail-on)",
+                  file=sys.stderr)
+            return 1
+    return 0
+
+
+# --------------------------------------------------------------------------- label
+
+
+def _label(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.labels import read_labels, store_labels, unknown_targets
+
+    labels = read_labels(args.file, args.by)
+    store = _open(settings)
+    try:
+        count = store_labels(store, labels, args.file)
+        unknown = unknown_targets(store, labels)
+    finally:
+        store.close()
+    _print(f"stored {count} labels from {args.file}; the next map or report uses them")
+    if unknown:
+        shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
+                                          else "")
+        print(f"warning: {len(unknown)} labels name no processed conversation, trace or "
+              f"rollout: {shown} (a typo, or spans not processed yet: run `tracemill "
+              "process`)", file=sys.stderr)
+    return 0

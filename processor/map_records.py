@@ -1,0 +1,224 @@
+"""The failure map as users see it: one record per situation, read from the store.
+
+``tracemill map --json``, the running collector's ``GET /map`` and the reports all print
+these records, read here from the tables processing last stored (``situations``,
+``situation_members``, and ``failure_map`` for the pair-cell detail), so a map computed
+offline and one answered by a running ``tracemill serve`` have one schema:
+
+* :class:`SituationRecord`: what a situation is (label, coordinates), what happened to it
+  (status, reason), the counts, rates and 95% intervals of each period as numbers, the
+  comparison (what was compared, p, the interval of the difference), its weight for
+  generation (priority, budget share) and its member conversations (every id, and a few
+  failing examples first);
+* :class:`CellRecord`: one stored pair cell (``tracemill map --cells``);
+* :class:`MapAnswer`: the collector's ``/map`` document, both lists.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel, Field
+
+from tracemill.store import load_sql
+
+__all__ = [
+    "STATUS_ORDER",
+    "CellRecord",
+    "Coordinate",
+    "Interval",
+    "MapAnswer",
+    "PeriodRecord",
+    "SituationRecord",
+    "map_answer_json",
+    "read_cells",
+    "read_members",
+    "read_situations",
+]
+
+STATUS_ORDER = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3, "passing": 4}
+"""Worst first: how maps and reports order statuses."""
+EXAMPLES = 5
+"""Member conversations shown as examples of a situation."""
+
+
+class Coordinate(BaseModel):
+    """One axis value of a situation."""
+
+    axis: str = Field(description="tool, policy_rule, user_stance, world_state, "
+                                  "tool_condition or history.")
+    value: str = Field(description="The value on that axis.")
+
+
+class Interval(BaseModel):
+    """A 95% interval."""
+
+    low: float = Field(description="Lower end.")
+    high: float = Field(description="Upper end.")
+
+
+class PeriodRecord(BaseModel):
+    """A situation's outcomes in one period (a model version, or half of one)."""
+
+    version: str | None = Field(description="The model version (None: not compared, or "
+                                            "the earlier half of a single version).")
+    graded: int = Field(description="Graded member conversations in the period.")
+    failed: int = Field(description="Failed ones among them.")
+    fail_rate: float | None = Field(description="failed / graded; None when none graded.")
+    interval: Interval | None = Field(description="Wilson 95% interval of the fail rate.")
+    baseline: float | None = Field(description="Fail rate of the period's other "
+                                               "conversations (outside the situation).")
+
+
+class SituationRecord(BaseModel):
+    """One situation of the failure map, as printed by ``map --json`` and ``GET /map``."""
+
+    situation_id: str = Field(description="Stable id ('s-' and 10 hex digits).")
+    label: str = Field(description="Its coordinates as 'axis=value & axis=value'.")
+    coordinates: list[Coordinate] = Field(description="The axis values that define it.")
+    status: str = Field(description="new, persistent, fixed or uncertain.")
+    reason: str = Field(description="One sentence: why this status.")
+    compared: str = Field(description="versions (latest vs previous rate) or baseline "
+                                      "(latest vs the rest of latest: no earlier data).")
+    latest: PeriodRecord = Field(description="The latest period.")
+    previous: PeriodRecord = Field(description="The previous period.")
+    difference: Interval | None = Field(description="Newcombe 95% interval of the compared "
+                                                    "difference of fail rates.")
+    p_value: float | None = Field(description="Fisher's exact test of that difference.")
+    low_support: bool = Field(description="Fewer than the minimum graded conversations in "
+                                          "the deciding period: the status is tentative.")
+    priority: float = Field(description="Weight for generation (status, rate, support).")
+    budget_share: float = Field(description="Share of a generation budget it gets.")
+    conversations: int = Field(description="Member conversations, all periods.")
+    cells: list[str] = Field(description="Labels of the pair cells it stands for.")
+    examples: list[str] = Field(description="A few member conversation ids, failing ones of "
+                                            "the latest period first.")
+    member_ids: list[str] = Field(description="Every member conversation id.")
+    computed_unix_nano: int = Field(description="When processing computed it.")
+
+
+class CellRecord(BaseModel):
+    """One stored pair cell of the failure map (``tracemill map --cells``)."""
+
+    cell: str = Field(description="axis=value & axis=value (axis_b '*': one coordinate).")
+    axis_a: str = Field(description="First axis.")
+    value_a: str = Field(description="Its value.")
+    axis_b: str = Field(description="Second axis ('*' for a single coordinate).")
+    value_b: str = Field(description="Its value.")
+    status: str = Field(description="new, persistent, fixed, uncertain or passing.")
+    latest: PeriodRecord = Field(description="The latest period.")
+    previous: PeriodRecord = Field(description="The previous period.")
+    difference: Interval | None = Field(description="Newcombe 95% interval, latest - previous.")
+    p_value: float | None = Field(description="Fisher's exact test, two-sided.")
+    low_support: bool = Field(description="Too few graded conversations now.")
+    priority: float = Field(description="Weight for generation.")
+    budget_share: float = Field(description="Share of a generation budget.")
+    conversations: int = Field(description="Conversations in the cell, all versions.")
+
+
+class MapAnswer(BaseModel):
+    """The running collector's ``GET /map`` document."""
+
+    situations: list[SituationRecord] = Field(description="Every situation, worst first.")
+    cells: list[CellRecord] = Field(description="Every stored pair cell, failing first.")
+    process_every_seconds: float = Field(
+        description="How often the collector rebuilds the map (0: it does not; the map is "
+                    "as the store was last processed).")
+
+
+def _interval(low: float | None, high: float | None) -> Interval | None:
+    return None if low is None or high is None else Interval(low=low, high=high)
+
+
+def _period(version: str | None, graded: int, failed: int, low: float | None,
+            high: float | None, baseline: float | None = None) -> PeriodRecord:
+    return PeriodRecord(version=version, graded=graded, failed=failed,
+                        fail_rate=failed / graded if graded else None,
+                        interval=_interval(low, high) if graded else None, baseline=baseline)
+
+
+def _rows(cursor: duckdb.DuckDBPyConnection, name: str,
+          params: list[Any] | None = None) -> list[dict[str, Any]]:
+    relation = cursor.execute(load_sql("processor", name), params or [])
+    names = [column[0] for column in relation.description or ()]
+    return [dict(zip(names, row, strict=True)) for row in relation.fetchall()]
+
+
+def _has_table(cursor: duckdb.DuckDBPyConnection, table: str) -> bool:
+    found = cursor.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = ? "
+                           "AND NOT temporary", [table]).fetchone()
+    return bool(found and found[0])
+
+
+def read_situations(cursor: duckdb.DuckDBPyConnection,
+                    situation_id: str | None = None) -> list[SituationRecord]:
+    """The stored situations (or the one with ``situation_id``), worst first: new,
+    persistent, uncertain, fixed; by priority within a status."""
+    members: dict[str, list[str]] = {}
+    examples: dict[str, list[str]] = {}
+    for row in _rows(cursor, "situation_members.sql", [situation_id]):
+        members.setdefault(row["situation_id"], []).append(row["conversation_id"])
+        if row["example"]:
+            examples.setdefault(row["situation_id"], []).append(row["conversation_id"])
+    records = []
+    for row in _rows(cursor, "stored_situations.sql", [situation_id]):
+        ident = row["situation_id"]
+        ids = members.get(ident, [])
+        records.append(SituationRecord(
+            situation_id=ident, label=row["label"],
+            coordinates=[Coordinate(**c) for c in json.loads(row["coordinates"])],
+            status=row["status"], reason=row["reason"], compared=row["compared"],
+            latest=_period(row["latest_version"], row["graded_latest"], row["failed_latest"],
+                           row["low_latest"], row["high_latest"], row["baseline_latest"]),
+            previous=_period(row["previous_version"], row["graded_previous"],
+                             row["failed_previous"], row["low_previous"],
+                             row["high_previous"], row["baseline_previous"]),
+            difference=_interval(row["diff_low"], row["diff_high"]),
+            p_value=row["p_value"], low_support=row["low_support"],
+            priority=row["priority"], budget_share=row["budget_share"],
+            conversations=row["conversations"], cells=json.loads(row["cells"]),
+            examples=examples.get(ident, [])[:EXAMPLES], member_ids=ids,
+            computed_unix_nano=row["computed_unix_nano"]))
+    records.sort(key=lambda r: (STATUS_ORDER.get(r.status, 9), -r.priority, r.label))
+    return records
+
+
+def read_members(cursor: duckdb.DuckDBPyConnection, situation_id: str) -> list[str]:
+    """Every member conversation id of one situation, failing ones of the latest period
+    first."""
+    return [row["conversation_id"]
+            for row in _rows(cursor, "situation_members.sql", [situation_id])]
+
+
+def read_cells(cursor: duckdb.DuckDBPyConnection) -> list[CellRecord]:
+    """The stored pair cells, not passing first, by priority (empty when the store has
+    no failure_map table)."""
+    if not _has_table(cursor, "failure_map"):
+        return []
+    cells = []
+    for row in _rows(cursor, "stored_map.sql"):
+        single = row["axis_b"] == "*"
+        cells.append(CellRecord(
+            cell=f"{row['axis_a']}={row['value_a']}" + (
+                "" if single else f" & {row['axis_b']}={row['value_b']}"),
+            axis_a=row["axis_a"], value_a=row["value_a"], axis_b=row["axis_b"],
+            value_b=row["value_b"], status=row["status"],
+            latest=_period(row["latest_version"], row["graded_latest"], row["failed_latest"],
+                           row["low_latest"], row["high_latest"]),
+            previous=_period(row["previous_version"], row["graded_previous"],
+                             row["failed_previous"], row["low_previous"],
+                             row["high_previous"]),
+            difference=_interval(row["diff_low"], row["diff_high"]),
+            p_value=row["p_value"], low_support=row["low_support"],
+            priority=row["priority"], budget_share=row["budget_share"],
+            conversations=row["conversations"]))
+    return cells
+
+
+def map_answer_json(cursor: duckdb.DuckDBPyConnection, process_every_seconds: float) -> str:
+    """The collector's ``GET /map`` answer: the map as processing last stored it."""
+    return MapAnswer(situations=read_situations(cursor), cells=read_cells(cursor),
+                     process_every_seconds=process_every_seconds).model_dump_json()
+
