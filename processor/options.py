@@ -23,10 +23,18 @@ class ProcessOptions:
     """Where the model version comes from, in order of precedence."""
     exploration: float = 0.2
     """Share of a generation budget kept for cells that do not fail."""
+    min_support: int = 10
+    """Graded conversations a situation needs in the latest period before it is called
+    new, persistent or fixed (below: uncertain, low support)."""
     policy_clauses: tuple[tuple[str, str], ...] = ()
     """(id, text) of each clause of the user's policy document, in document order (empty:
     the policy_rule axis comes from evaluation names and failure classes only). Part of
     the rebuild fingerprint, so a changed policy rebuilds the conversations."""
+    stance_model: str | None = None
+    """A backend spec (``openai:gpt-4o-mini``, ``ollama:MODEL``, ...) that labels each first
+    ask's stance after the patterns (:mod:`processor.stance_model`); None: patterns only.
+    Part of the rebuild fingerprint, so turning it on or off rebuilds the conversations
+    (the model's answers are cached: it is not asked again)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ProcessOptions:
@@ -37,6 +45,11 @@ class ProcessOptions:
 
             clauses = tuple((clause.id, clause.text)
                             for clause in load_policy(settings.policy_file))
+        if settings.stance_model is not None:  # a malformed spec fails here, before any work
+            from generator.backends import parse_spec
+
+            parse_spec(settings.stance_model)
         return cls(reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
                    version_sources=settings.model_version_sources,
-                   exploration=settings.exploration_share, policy_clauses=clauses)
+                   exploration=settings.exploration_share, policy_clauses=clauses,
+                   stance_model=settings.stance_model)

@@ -3,8 +3,10 @@
 :func:`process` finds the conversations touched since the last run (watermarks on the
 collector's monotonic ``ingest_seq`` and on label creation times), rebuilds exactly those
 (:mod:`processor.rebuild`: in chunks, so memory stays bounded, in worker processes when
-there are many), then recomputes the failure map and the tool catalog from the
-conversations table (cheap: a few GROUP BYs). Everything is one transaction.
+there are many), then recomputes the failure map (its situations, their members, and the
+cells behind them: :mod:`processor.failure_map`) and the tool catalog from the
+conversations table (cheap: a few GROUP BYs and a search over grouped counts). Everything
+is one transaction.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 import orjson
 
-from processor.failure_map import Cell, Periods, build_map, store_map
+from processor.failure_map import Cell, Periods, compute_map, store_map
 from processor.options import ProcessOptions
 from processor.rebuild import CHUNK, rebuild
+from processor.situations import Situation
+from processor.stance_model import StanceModelRun, apply_stance_model
 from tracemill.store import Store, load_sql
 
 __all__ = ["ProcessOptions", "ProcessResult", "process"]
@@ -45,8 +50,13 @@ class ProcessResult:
     """Wall time."""
     periods: Periods
     """What the failure map compares."""
+    situations: tuple[Situation, ...]
+    """What the failure map reports (stored in ``situations`` and ``situation_members``)."""
     cells: tuple[Cell, ...]
-    """The failure map."""
+    """The cells behind them (stored in ``failure_map``)."""
+    stance_model: StanceModelRun | None = None
+    """What the model-based stance pass did (None: ``stance_model`` is off); its
+    ``degraded`` says whether some conversations kept the pattern stance."""
 
 
 class _Phases:
@@ -63,11 +73,14 @@ class _Phases:
 
 
 def process(store: Store, options: ProcessOptions | None = None,
-            workers: int | None = None, chunk_size: int = CHUNK) -> ProcessResult:
+            workers: int | None = None, chunk_size: int = CHUNK,
+            credentials: Mapping[str, str] | None = None) -> ProcessResult:
     """Bring conversations, the failure map and the tool catalog up to date.
 
     ``workers`` processes build conversations in parallel (default: the CPU count, at
     most 4) when more than one chunk of ``chunk_size`` conversations has to be rebuilt.
+    ``credentials``: model keys and base URLs by variable name, for ``stance_model``
+    (built by the command line; see :mod:`processor.stance_model`).
     """
     workers = workers if workers is not None else min(4, os.cpu_count() or 1)
     options = options or ProcessOptions()
@@ -79,7 +92,7 @@ def process(store: Store, options: ProcessOptions | None = None,
             "SELECT spans_watermark, logs_watermark, labels_watermark, options "
             "FROM processor_state").fetchone()
         assert row is not None
-        fingerprint = orjson.dumps(asdict(options), option=orjson.OPT_SORT_KEYS).decode()
+        fingerprint = _fingerprint(options)
         state = (0, 0, 0) if row[3] != fingerprint else tuple(row[:3])
         marks = cursor.execute(load_sql("processor", "watermarks.sql")).fetchone()
         assert marks is not None
@@ -102,9 +115,23 @@ def process(store: Store, options: ProcessOptions | None = None,
                 cursor.execute(load_sql("processor", "tool_definitions.sql"), [now])
                 cursor.execute(load_sql("processor", "tool_exemplars.sql"))
                 phases.mark("tool_catalog")
-        periods, cells = build_map(cursor, options.exploration)
-        store_map(cursor, periods, cells)
+        stance = None
+        if options.stance_model is not None:
+            stance = apply_stance_model(cursor, options.stance_model, credentials or {}, now)
+            phases.mark("stance_model")
+        computed = compute_map(cursor, options.exploration, min_support=options.min_support)
+        store_map(cursor, computed)
         phases.mark("failure_map")
     log.debug("processed", extra={"fields": {"conversations": rebuilt, **phases.seconds}})
     return ProcessResult(rebuilt, spans_read, logs_read, time.perf_counter() - started,
-                         periods, tuple(cells))
+                         computed.periods, computed.situations, computed.cells, stance)
+
+
+_MAP_ONLY = ("exploration", "min_support")
+"""Options that change the map but not the conversations: not part of the fingerprint."""
+
+
+def _fingerprint(options: ProcessOptions) -> str:
+    """What the stored conversations were built with (other values rebuild them all)."""
+    built = {key: value for key, value in asdict(options).items() if key not in _MAP_ONLY}
+    return orjson.dumps(built, option=orjson.OPT_SORT_KEYS).decode()

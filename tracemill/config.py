@@ -59,6 +59,11 @@ class Settings(BaseModel):
         default=None, description="PEM certificate chain; with tls_key, serve TLS on both ports."
     )
     tls_key: Path | None = Field(default=None, description="PEM private key for tls_cert.")
+    insecure_listen: bool = Field(
+        default=False,
+        description="Let `serve` listen beyond loopback without auth_token or TLS (anyone "
+        "who reaches the port can write spans and read /stats).",
+    )
     max_message_bytes: int = Field(
         default=64 * MiB,
         gt=0,

@@ -111,7 +111,7 @@ def _rows(store: Store) -> list[tuple[Any, ...]]:
                        "ORDER BY conversation_id")
 
 
-def _processed(db: Path, copy: Path, **arguments: int) -> list[tuple[Any, ...]]:
+def _processed(db: Path, copy: Path, **arguments: Any) -> list[tuple[Any, ...]]:
     shutil.copy(db, copy)
     store = open_store(copy)
     try:

@@ -1,0 +1,219 @@
+"""Benchmark: the user-stance detector against independently written, gold-labelled openings.
+
+Reads ``bench/data/stance/{dev,test}.jsonl`` (see its README: written without seeing the
+detector; tune on ``dev`` only, report on ``test``) and prints, for the current detector
+(:func:`processor.stance.classify_stance`) and for the old keyword list it replaced
+(copied below as the baseline, measured in the same run):
+
+* the confusion matrix, gold by predicted, over the 7 stances;
+* per-class precision, recall and F1; macro F1; accuracy;
+* CPU microseconds per ask (median of 5 passes over the split).
+
+``--show-errors`` lists the misclassified lines, and is refused for ``--split test`` so
+that the test texts are never read while developing. ``--model SPEC`` also measures the
+model-based classifier (:mod:`processor.stance_model`: the same instruction and strict
+parsing; an unparseable answer falls back to the patterns, as in processing), with keys
+from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...).
+
+    python bench/stance_confusion.py --split dev
+    python bench/stance_confusion.py --split test
+    python bench/stance_confusion.py --split test --model openai:gpt-4o-mini
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from processor.stance import classify_stance, stance_evidence
+from processor.stance_model import label_asks
+
+DATA = Path(__file__).resolve().parent / "data" / "stance"
+LABELS = ("adversarial", "frustrated", "hurried", "unsure", "mistaken", "conflicting",
+          "ordinary")
+
+# The keyword list the detector had before issue 8 (processor/stance.py at b26fbef),
+# kept here verbatim as the baseline.
+_OLD_KEYWORDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("adversarial", ("ignore previous", "ignore your instructions", "ignore all previous",
+                     "system prompt", "pretend you", "you are now", "jailbreak")),
+    ("frustrated", ("!!!", "ridiculous", "third time", "unacceptable", "useless",
+                    "fed up", "what is wrong with")),
+    ("hurried", ("asap", "right now", "urgent", "quickly", "hurry", "immediately")),
+    ("mistaken", ("i was told", "wasn't it", "i thought", "isn't it supposed")),
+    ("unsure", ("not sure", "i think", "maybe", "don't know if", "possibly")),
+    ("conflicting", ("but also", "and also cancel", "but keep", "or rather")),
+)
+
+
+def old_keywords(text: str) -> str:
+    """The pre-issue-8 classifier: the first keyword list with a hit, else ordinary."""
+    lowered = text.lower()
+    for stance, keywords in _OLD_KEYWORDS:
+        if any(keyword in lowered for keyword in keywords):
+            return stance
+    return "ordinary"
+
+
+@dataclass(frozen=True)
+class Line:
+    """One gold-labelled opening."""
+
+    id: str
+    """``d-NNNN`` or ``t-NNNN``."""
+    text: str
+    """What the person wrote."""
+    stance: str
+    """The gold label."""
+
+
+@dataclass(frozen=True)
+class Scores:
+    """One classifier's results on one split."""
+
+    name: str
+    """Which classifier."""
+    matrix: dict[str, dict[str, int]]
+    """gold → predicted → count."""
+    precision: dict[str, float]
+    """Per label."""
+    recall: dict[str, float]
+    """Per label."""
+    f1: dict[str, float]
+    """Per label."""
+    macro_f1: float
+    """Mean of the per-label F1."""
+    accuracy: float
+    """Share of lines predicted right."""
+    microseconds: float
+    """Median time per ask over 5 passes."""
+
+
+def load(split: str) -> list[Line]:
+    """The lines of one split."""
+    with (DATA / f"{split}.jsonl").open(encoding="utf-8") as handle:
+        rows = [json.loads(line) for line in handle if line.strip()]
+    return [Line(row["id"], row["text"], row["stance"]) for row in rows]
+
+
+def measure(name: str, classify: Callable[[str], str], lines: Sequence[Line]) -> Scores:
+    """Confusion matrix and scores of ``classify`` on ``lines``."""
+    predicted = [classify(line.text) for line in lines]
+    timings = []
+    for attempt in range(5):  # CPU time: the machine may be shared
+        started = time.process_time()
+        for line in lines:
+            classify(line.text + " " * (attempt + 1))  # a new string: no memo
+        timings.append((time.process_time() - started) / max(1, len(lines)) * 1e6)
+    return score(name, lines, predicted, statistics.median(timings))
+
+
+def score(name: str, lines: Sequence[Line], predicted: Sequence[str],
+          microseconds: float) -> Scores:
+    """Confusion matrix and scores of ``predicted`` against the gold labels."""
+    matrix = {gold: dict.fromkeys(LABELS, 0) for gold in LABELS}
+    for line, guess in zip(lines, predicted, strict=True):
+        matrix[line.stance][guess] += 1
+    precision, recall, f1 = {}, {}, {}
+    for label in LABELS:
+        hits = matrix[label][label]
+        said = sum(matrix[gold][label] for gold in LABELS)
+        real = sum(matrix[label].values())
+        precision[label] = hits / said if said else 0.0
+        recall[label] = hits / real if real else 0.0
+        both = precision[label] + recall[label]
+        f1[label] = 2 * precision[label] * recall[label] / both if both else 0.0
+    right = sum(matrix[label][label] for label in LABELS)
+    return Scores(name, matrix, precision, recall, f1, statistics.fmean(f1.values()),
+                  right / max(1, len(lines)), microseconds)
+
+
+def measure_model(spec: str, lines: Sequence[Line], environ: dict[str, str]) -> Scores:
+    """The model classifier's scores (unparseable or missing answers: the patterns')."""
+    started = time.perf_counter()
+    answers, error = label_asks(spec, environ, [line.text for line in lines])
+    seconds = time.perf_counter() - started
+    predicted = [answer[0] if answer is not None and answer[0] is not None
+                 else classify_stance(line.text) for line, answer in zip(lines, answers,
+                                                                         strict=True)]
+    unparseable = sum(1 for answer in answers if answer is not None and answer[0] is None)
+    missing = sum(1 for answer in answers if answer is None)
+    print(f"model {spec}: {len(lines) - missing} answered, {unparseable} unparseable, "
+          f"{missing} not answered" + (f" (DEGRADED: {error})" if error else ""))
+    return score(f"model {spec} (patterns where it gave no label)", lines, predicted,
+                 seconds / max(1, len(lines)) * 1e6)
+
+
+def render(scores: Scores, lines: int) -> str:
+    """The matrix and the per-class table as text."""
+    short = {label: label[:5] for label in LABELS}
+    out = [f"== {scores.name}: {lines} lines, accuracy {scores.accuracy:.3f}, "
+           f"macro F1 {scores.macro_f1:.3f}, {scores.microseconds:.1f} µs/ask",
+           "gold \\ predicted " + " ".join(f"{short[label]:>6}" for label in LABELS)]
+    for gold in LABELS:
+        out.append(f"{gold:<17}" + " ".join(f"{scores.matrix[gold][label]:>6}"
+                                            for label in LABELS))
+    out.append(f"{'':<17}{'prec':>7}{'recall':>8}{'F1':>7}{'support':>9}")
+    for label in LABELS:
+        out.append(f"{label:<17}{scores.precision[label]:>7.3f}{scores.recall[label]:>8.3f}"
+                   f"{scores.f1[label]:>7.3f}{sum(scores.matrix[label].values()):>9}")
+    return "\n".join(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["dev", "test"], default="dev",
+                        help="Which split (tune on dev; report on test).")
+    parser.add_argument("--show-errors", action="store_true",
+                        help="List the misclassified lines (dev only).")
+    parser.add_argument("--model", metavar="SPEC",
+                        help="Also measure a model classifier (openai:gpt-4o-mini, "
+                             "ollama:MODEL, vllm:MODEL@URL; keys from the environment).")
+    args = parser.parse_args(argv)
+    print("$ python bench/stance_confusion.py "
+          + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
+    if args.show_errors and args.split == "test":
+        parser.error("--show-errors reads the texts: use it on --split dev only")
+    lines = load(args.split)
+    current = measure("patterns (processor.stance)", classify_stance, lines)
+    baseline = measure("keywords (old)", old_keywords, lines)
+    print(render(current, len(lines)))
+    print()
+    print(render(baseline, len(lines)))
+    print()
+    if args.model:
+        model = measure_model(args.model, lines, dict(os.environ))
+        print(render(model, len(lines)))
+        print()
+        print(f"summary {args.split} model: macro F1 {model.macro_f1:.3f}; adversarial recall "
+              f"{model.recall['adversarial']:.3f} precision "
+              f"{model.precision['adversarial']:.3f}; accuracy {model.accuracy:.3f}")
+    print(f"summary {args.split}: macro F1 {current.macro_f1:.3f} "
+          f"(keywords {baseline.macro_f1:.3f}); "
+          f"adversarial recall {current.recall['adversarial']:.3f} precision "
+          f"{current.precision['adversarial']:.3f} (keywords {baseline.recall['adversarial']:.3f}"
+          f" / {baseline.precision['adversarial']:.3f}); accuracy {current.accuracy:.3f} "
+          f"(keywords {baseline.accuracy:.3f})")
+    if args.show_errors:
+        print()
+        for line in lines:
+            guess = classify_stance(line.text)
+            if guess != line.stance:
+                why = ", ".join(f"{name}:{weight:g}" for _, name, weight in
+                                stance_evidence(line.text))
+                print(f"{line.id} gold={line.stance} got={guess} [{why}] {line.text}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
