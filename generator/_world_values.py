@@ -48,7 +48,8 @@ _VERBS: dict[str, ToolKind] = {
                      "escalate", "pause", "resume", "activate", "deactivate", "renew",
                      "extend", "confirm", "mark", "redeem", "pay", "charge", "ship", "void",
                      "block", "unblock", "lock", "unlock", "upgrade", "downgrade", "move",
-                     "rename", "replace", "return", "reschedule"), "update"),
+                     "rename", "replace", "return", "reschedule", "suspend", "enable", "disable",
+                     "exchange", "refuel", "reactivate", "restore"), "update"),
     **dict.fromkeys(("delete", "remove", "purge", "erase", "destroy", "drop"), "delete"),
 }
 _IRREGULAR = {"refund": "refunded", "cancel": "cancelled", "cancellation": "cancelled",
@@ -62,7 +63,8 @@ VALUE_HEADS = frozenset({
     "http", "response", "house", "street", "building", "floor", "flat", "apartment", "unit",
     "suite", "page", "line", "version", "card", "security", "cvv", "color", "colour", "max",
     "min", "total", "seat"})
-"""Words that, before an identifier-like ending, name a value, not a record the world holds."""
+"""Words that, before an identifier-like ending, name a value, not a record the world holds
+(``zip_code``, ``line_number``); an ``*_id`` always names a record (``line_id``)."""
 _ID_ENDINGS = frozenset({"id", "uuid", "guid", "number", "code", "ref", "reference", "no",
                          "num", "nr", "sku", "pnr", "confirmation", "locator", "ticket"})
 _ID_ALONE = frozenset({"id", "uuid", "guid", "ref", "reference", "pnr", "sku", "confirmation",
@@ -72,7 +74,7 @@ _ID_WORDS = frozenset({"id", "uuid", "guid", "number", "code", "ref", "reference
 _NOT_RECORD_KEYS = frozenset({
     "api", "access", "secret", "private", "public", "encryption", "ssh", "sort", "partition",
     "cache", "idempotency", "dedup", "dedupe", "hash", "signing", "session", "sorting"})
-_ID_VALUE = re.compile(r"^(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
+_ID_VALUE = re.compile(r"^[#@$%&*~^]?(?=[^\s]*\d)[A-Za-z0-9]+(?:[-_./:][A-Za-z0-9]+)*$")
 
 FIRST_NAMES = ("ana", "ben", "chloe", "dev", "emil", "fatima", "goran", "hana", "ivo", "june",
                "kofi", "lena", "mateo", "nia", "omar", "priya", "rosa", "sven", "tariq", "yuki")
@@ -88,7 +90,7 @@ REASONS = ("item arrived damaged", "wrong size", "ordered by mistake", "changed 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 DATE_IN_TEXT = re.compile(
-    r"(?<!\d)(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\d{2}:\d{2})(?!\d)")
+    r"(?<!\d)(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?|\d{2}:\d{2}(?::\d{2})?)(?!\d)")
 _TOKENS = re.compile(r"([A-Za-z0-9]+)")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
@@ -161,7 +163,8 @@ def is_id_like(name: str, schema: Mapping[str, Any] | None, value: Any = None) -
 
 
 def looks_like_id(text: str) -> bool:
-    """One token with a digit, such as ``LK-4821`` or ``7f3a9c``: not a word or a sentence."""
+    """One token with a digit, such as ``LK-4821``, ``7f3a9c`` or ``#W8178512`` (one sign
+    before it is part of it): not a word or a sentence."""
     return 3 <= len(text) <= 64 and bool(_ID_VALUE.match(text))
 
 
@@ -170,7 +173,8 @@ def _named_like_id(name: str) -> bool:
     parts = words(name)
     if len(parts) == 1:
         return parts[0] in _ID_ALONE
-    return len(parts) > 1 and parts[-1] in _ID_ENDINGS and parts[-2] not in VALUE_HEADS
+    return len(parts) > 1 and parts[-1] in _ID_ENDINGS and (
+        parts[-2] not in VALUE_HEADS or parts[-1] in ("id", "uuid", "guid"))  # line_id
 
 
 @functools.lru_cache(maxsize=4096)
@@ -383,8 +387,8 @@ def reshape(value: str, rng: random.Random, now: datetime) -> str:
 
 def redate(text: str, moment: datetime) -> str:
     """``moment`` written the way ``text`` writes a date, a date and time, or a time."""
-    if len(text) <= 5:  # 09:30
-        return moment.strftime("%H:%M").rjust(len(text), "0")[-len(text):]
+    if len(text) <= 8 and text[2:3] == ":":  # 09:30, 09:30:15
+        return moment.strftime("%H:%M:%S")[: len(text)]
     out = moment.strftime("%Y-%m-%d")
     if len(text) > 10:
         out += text[10] + moment.strftime("%H:%M:%S")[: len(text) - 11]
@@ -430,8 +434,13 @@ def new_identifier(tool: str, rng: random.Random, avoid: Container[str],
     person's), else ``ORD-48213``-like from the tool's noun."""
     prefix = (re.sub(r"[^A-Za-z]", "", subject_noun(tool, None)) or "rec")[:3].upper()
     for _ in range(20):
-        made = reshape(like, rng, datetime(2025, 1, 1, tzinfo=UTC)) if like else \
-            f"{prefix}-{random_digits(rng, 5)}"
+        if like and not any(ch.isdigit() for ch in like):  # HATHAT: letters redrawn alike
+            made = "".join(_UPPER[int(rng.random() * len(_UPPER))] if ch.isupper() else
+                           _LOWER[int(rng.random() * len(_LOWER))] if ch.isalpha() else ch
+                           for ch in like)
+        else:
+            made = reshape(like, rng, datetime(2025, 1, 1, tzinfo=UTC)) if like else \
+                f"{prefix}-{random_digits(rng, 5)}"
         if made not in avoid and not looks_like_placeholder(made):
             return made
     return f"{prefix}-{rng.getrandbits(40):010d}"

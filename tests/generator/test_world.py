@@ -151,13 +151,15 @@ def test_a_deleted_record_is_not_found_afterwards() -> None:
         assert again.status == "not_found" and body(again)["error"] == "not_found"
 
 
-def test_the_same_update_twice_answers_already_done() -> None:
+def test_the_same_update_twice_is_refused_as_already_done() -> None:
     world = make()
     first = ask(world, "issue_refund", REFUND_ARGS)
     assert (first.status, first.effect, body(first)["status"]) == ("ok", "updated", "refunded")
     second = ask(world, "issue_refund", REFUND_ARGS)
-    assert (second.status, second.effect) == ("ok", None)
+    assert (second.status, second.effect, second.entity_id) == ("refused", None, "ORD-4821")
     assert body(second)["status"] == "already_refunded"
+    assert body(second)["message"].count("ORD-4821") == 1 and "already refunded" in \
+        body(second)["message"]
     assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] == "refunded"
     other = ask(world, "update_address", {"order_id": "ORD-4821",
                                          "address": {"line1": "4 Mill Court", "city": "Graz"}})
@@ -348,7 +350,12 @@ def test_a_lookup_with_none_of_its_identifiers_is_rejected() -> None:
         assert refused.status == "rejected", (tool, arguments, refused.result)
         assert body(refused)["missing"] in (["sku"], ["bookingRef"])
     assert ask(world, "check_inventory", {"sku": "TRS-940", "size": "10"}).status == "ok"
+    # an email finds a booking only when it is the person's: this person gave none
+    assert ask(world, "find_booking", {"email": "ana.k@mailbox.test"}).status == "not_found"
+    world = World([inventory, *FLIGHT_TOOLS], seed=1, world_state="entity_exists",
+                  facts={"sku": "TRS-940", "email": "ana.k@mailbox.test"})
     assert ask(world, "find_booking", {"email": "ana.k@mailbox.test"}).status == "ok"
+    assert ask(world, "find_booking", {"email": "bo.l@mailbox.test"}).status == "not_found"
     health = body(ask(world, "ping", {}))
     assert health["status"] == "ok" and "TRS-940" not in json.dumps(health)
 
@@ -377,13 +384,16 @@ def test_each_world_state_reads_as_itself(state: str) -> None:
 
 
 def test_already_acted_on_answers_every_action_so() -> None:
+    """Reads show the record as production would (refunded); acting again is refused."""
     world = make("already_acted_on")
-    assert body(ask(world, "lookup_order", {"order_id": "ORD-4821"}))["status"] == \
-        "already_refunded"
+    read = ask(world, "lookup_order", {"order_id": "ORD-4821"})
+    assert body(read)["status"] == "refunded" and read.mutated
     for _ in range(2):
         event = ask(world, "issue_refund", REFUND_ARGS)
-        assert (event.effect, body(event)["status"]) == (None, "already_refunded")
-        assert "already refunded" in body(event)["message"]
+        assert (event.status, event.effect, body(event)["status"]) == (
+            "refused", None, "already_refunded")
+        assert "already refunded" in body(event)["message"] and event.mutated
+    assert world.mutation_fired is True
 
 
 def test_duplicate_shows_two_matching_records() -> None:
@@ -417,8 +427,10 @@ def test_without_identifier_facts_the_state_names_the_persons_record() -> None:
     world = make("already_acted_on", facts={"email": "ana.k@mailbox.test"})
     listing = body(ask(world, "search_orders", {"email": "ana.k@mailbox.test"}))
     order = listing["results"][0]["order_id"]  # the key lookup_order takes
-    assert listing["status"] == "already_refunded" and order in world.known_ids
-    assert body(ask(world, "lookup_order", {"order_id": order}))["status"] == "already_refunded"
+    assert listing["results"][0]["status"] == "refunded" and order in world.known_ids
+    assert body(ask(world, "lookup_order", {"order_id": order}))["status"] == "refunded"
+    refused = ask(world, "issue_refund", {"order_id": order, "amount": 5.0})
+    assert body(refused)["status"] == "already_refunded" and refused.mutated
 
 
 def test_stale_world_reads_carry_old_data() -> None:
@@ -731,3 +743,303 @@ def test_malformed_tool_files_name_file_tool_and_problem(tmp_path: Path, content
 def test_a_missing_tool_file_is_named(tmp_path: Path) -> None:
     with pytest.raises(ToolSchemaError, match=r"cannot read the tool file .*nope\.json"):
         load_tool_file(tmp_path / "nope.json")
+
+
+# --------------------------------------------------------------------------- the scenario
+# A shop's tools shaped like tau2-style retail ones, with exemplars written for this test
+# (their own people and ids): a user holds orders, an order holds items and was paid with
+# one of the user's payment methods.
+
+_ID = {"type": "string"}
+SHOP = (
+    ToolSpec("find_user_id_by_email", "Find a user id by email.", {
+        "type": "object", "properties": {"email": _ID}, "required": ["email"]},
+        exemplars=("mira_holt_4410",)),
+    ToolSpec("get_user_details", "Read a user.", {
+        "type": "object", "properties": {"user_id": _ID}, "required": ["user_id"]},
+        exemplars=(json.dumps({
+            "user_id": "mira_holt_4410", "name": {"first_name": "Mira", "last_name": "Holt"},
+            "email": "mira.holt77@shop.test",
+            "payment_methods": {
+                "credit_card_5512093": {"source": "credit_card", "id": "credit_card_5512093",
+                                        "brand": "visa", "last_four": "9921"},
+                "gift_card_7730021": {"source": "gift_card", "id": "gift_card_7730021",
+                                      "balance": 42.0}},
+            "orders": ["#W5512901", "#W7730114"]}),)),
+    ToolSpec("get_order_details", "Read an order.", {
+        "type": "object", "properties": {"order_id": _ID}, "required": ["order_id"]},
+        exemplars=tuple(json.dumps({
+            "order_id": order, "user_id": "mira_holt_4410", "status": status,
+            "items": [item], "payment_history": [
+                {"transaction_type": "payment", "amount": 54.2,
+                 "payment_method_id": "credit_card_5512093"}]})
+            for order, status, item in (
+                ("#W5512901", "delivered", {"name": "Yoga Mat", "item_id": "6610293301",
+                                            "options": {"thickness": "6mm"}}),
+                ("#W7730114", "pending", {"name": "Headphones", "item_id": "8830129912",
+                                          "options": {"battery life": "20 hours"}}),
+                ("#W6610422", "cancelled", {"name": "Kettle", "item_id": "4410293344",
+                                            "options": {"capacity": "1.5l"}})))),
+    ToolSpec("cancel_pending_order", "Cancel a pending order.", {
+        "type": "object", "properties": {"order_id": _ID, "reason": _ID},
+        "required": ["order_id", "reason"]},
+        exemplars=(json.dumps({"order_id": "#W7730114", "user_id": "mira_holt_4410",
+                               "status": "cancelled", "items": []}),)),
+    ToolSpec("exchange_delivered_order_items", "Exchange items of a delivered order.", {
+        "type": "object", "properties": {
+            "order_id": _ID, "item_ids": {"type": "array", "items": _ID},
+            "new_item_ids": {"type": "array", "items": _ID}},
+        "required": ["order_id", "item_ids", "new_item_ids"]},
+        exemplars=(json.dumps({"order_id": "#W5512901", "user_id": "mira_holt_4410",
+                               "status": "exchange requested"}),)),
+)
+SHOP_FACTS = {"email": "ana.kovac@mailbox.test", "order_id": "#W2938475"}
+
+
+def shop(state: str = "entity_exists", focus: str | None = "cancel_pending_order",
+         seed: int = 11, **kwargs: Any) -> World:
+    return World(SHOP, seed=seed, world_state=state, facts=kwargs.pop("facts", SHOP_FACTS),
+                 focus=focus, **kwargs)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_persons_email_finds_their_user_and_their_orders(seed: int) -> None:
+    world = shop(seed=seed)
+    found = ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    user_id = found.result  # answered as production does: the id alone
+    assert found.status == "ok" and re.fullmatch(r"ana_kovac_\d{4}", user_id)
+    user = body(ask(world, "get_user_details", {"user_id": user_id}))
+    assert user["user_id"] == user_id and user["email"] == "ana.kovac@mailbox.test"
+    assert "#W2938475" in user["orders"]
+    assert all(re.fullmatch(r"#W\d{7}", order) for order in user["orders"])
+    assert not {"#W5512901", "#W7730114", "mira_holt_4410"} & set(json.dumps(user).split('"'))
+    for key, method in user["payment_methods"].items():  # keyed by id, each its own id
+        assert method["id"] == key and re.fullmatch(r"(credit|gift)_card_\d{7}", key)
+    for order_id in user["orders"]:
+        order = body(ask(world, "get_order_details", {"order_id": order_id}))
+        assert order["order_id"] == order_id and order["user_id"] == user_id
+        for payment in order["payment_history"]:
+            assert payment["payment_method_id"] in user["payment_methods"]
+    other = ask(world, "find_user_id_by_email", {"email": "someone.else@mailbox.test"})
+    assert other.status == "not_found" and "someone.else@mailbox.test" in other.result
+
+
+def test_a_call_without_an_identifier_is_never_answered_with_a_record() -> None:
+    world = shop()
+    for tool in ("find_user_id_by_email", "get_order_details", "get_user_details"):
+        event = ask(world, tool, {})
+        assert event.status == "rejected" and event.entity_id is None, tool
+        assert "order_id" not in body(event) and "user_id" not in body(event)
+
+
+def test_ids_keep_their_punctuation_and_only_exact_ids_are_found() -> None:
+    world = shop()
+    assert ask(world, "get_order_details", {"order_id": "#W2938475"}).status == "ok"
+    for wrong in ("W2938475", "#w2938475", " #W2938475x", "#W2938476"):
+        event = ask(world, "get_order_details", {"order_id": wrong})
+        assert event.status == "not_found", wrong
+        assert body(event)["message"].count(wrong.strip()) == 1 and "##" not in event.result
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_writes_persist_and_later_reads_see_them(seed: int) -> None:
+    world = shop(seed=seed)
+    before = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    assert before["status"] == "pending"  # the record the person came to cancel can be
+    cancelled = ask(world, "cancel_pending_order", {"order_id": "#W2938475",
+                                                    "reason": "ordered by mistake"})
+    assert (cancelled.status, body(cancelled)["status"]) == ("ok", "cancelled")
+    after = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    assert after["status"] == "cancelled" and after["items"] == before["items"]
+    again = ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "again"})
+    assert again.status == "refused" and "cancel" in body(again)["message"]
+    assert again.entity_id == "#W2938475"
+
+
+def test_an_exchange_is_kept_and_a_forbidden_write_names_its_reason() -> None:
+    world = shop(focus="exchange_delivered_order_items")
+    order = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    assert order["status"] == "delivered"
+    item = order["items"][0]["item_id"]
+    refused = ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "x"})
+    assert refused.status == "refused" and refused.entity_id == "#W2938475"
+    assert "delivered, not pending" in body(refused)["message"]
+    exchanged = ask(world, "exchange_delivered_order_items", {
+        "order_id": "#W2938475", "item_ids": [item], "new_item_ids": ["5520193348"]})
+    assert body(exchanged)["status"] == "exchange requested"
+    reread = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    assert reread["status"] == "exchange requested" and reread["new_item_ids"] == ["5520193348"]
+
+
+def test_a_products_options_come_from_its_own_exemplar() -> None:
+    for seed in range(30):
+        world = shop(seed=seed, facts={"order_id": "#W2938475", "order_id_2": "#W1029384"})
+        for order in ("#W2938475", "#W1029384"):
+            for item in body(ask(world, "get_order_details", {"order_id": order}))["items"]:
+                options = {"Yoga Mat": {"thickness"}, "Headphones": {"battery life"},
+                           "Kettle": {"capacity"}}[item["name"]]
+                assert set(item["options"]) == options
+
+
+def test_the_mutation_fires_on_the_planned_tool_and_is_marked() -> None:
+    world = shop("already_acted_on")
+    assert world.mutation_fired is False
+    lookup = ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    assert lookup.status == "ok" and not lookup.mutated and "already" not in lookup.result
+    assert world.mutation_fired is False
+    read = ask(world, "get_order_details", {"order_id": "#W2938475"})
+    assert body(read)["status"] == "cancelled" and read.mutated  # production's own word
+    cancel = ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "x"})
+    assert cancel.status == "refused" and cancel.mutated
+    assert body(cancel)["status"] == "already_cancelled"
+    assert body(cancel)["message"].count("#W2938475") == 1 and "##" not in cancel.result
+    assert world.mutation_fired is True
+
+
+def test_a_star_fault_fires_on_the_focal_tool_not_the_first_called() -> None:
+    world = shop(faults=[Fault("*", "timeout")])
+    first = ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    assert first.status == "ok" and not first.mutated and world.mutation_fired is False
+    fault = ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "x"})
+    assert fault.status == "timeout" and fault.mutated and world.mutation_fired is True
+
+
+@pytest.mark.parametrize(("state", "faults", "kind", "expected"), [
+    ("already_acted_on", (), "world_state", False), ("missing", (), "world_state", False),
+    ("duplicate", (), "explore", False), ("partially_completed", (), "world_state", False),
+    ("entity_exists", (Fault("cancel_pending_order", "error"),), "tool_fault", False),
+    ("entity_exists", (), "explore", None), ("unknown", (), "reperson", None),
+    ("already_acted_on", (), "reperson", None), ("entity_exists", (), "paraphrase", None)])
+def test_mutation_fired_is_false_until_the_agent_reaches_it(
+        state: str, faults: tuple[Fault, ...], kind: str, expected: bool | None) -> None:
+    world = shop(state, faults=faults, mutation=kind)
+    ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    assert world.mutation_fired is expected
+    events = [ask(world, "get_order_details", {"order_id": "#W2938475"}),
+              ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "x"})]
+    assert world.mutation_fired is (None if expected is None else True)
+    assert any(e.mutated for e in events) is (expected is not None)
+
+
+def test_a_missing_record_fires_when_it_is_looked_for() -> None:
+    world = shop("missing")
+    user = ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    assert user.status == "ok" and not user.mutated  # the person exists; the order does not
+    orders = body(ask(world, "get_user_details", {"user_id": user.result}))["orders"]
+    assert "#W2938475" not in orders
+    looked = ask(world, "get_order_details", {"order_id": "#W2938475"})
+    assert looked.status == "not_found" and looked.mutated and world.mutation_fired
+
+
+# --------------------------------------------------------------------------- tau2's schemas
+
+
+@pytest.mark.slow
+def test_every_tau2_airline_tool_answers_in_a_seeded_scenario() -> None:
+    """tau2-bench's real airline schemas, no exemplars: every tool, called with what the
+    person knows, succeeds, and the user's record lists the reservation asked about."""
+    tau2 = pytest.importorskip("tests.support.tau2")
+    pytest.importorskip("tau2")
+    tools = [ToolSpec(s["function"]["name"], s["function"]["description"],
+                      s["function"]["parameters"]) for s in tau2.tool_schemas("airline")]
+    facts = {"user_id": "ana_kovac_4821", "reservation_id": "Q7RX2M",
+             "payment_id": "credit_card_4410293", "flight_number": "HAT112"}
+    world = World(tools, seed=3, world_state="entity_exists", facts=facts,
+                  focus="update_reservation_flights")
+    flight = {"flight_number": "HAT112", "date": "2024-05-20"}
+    passenger = {"first_name": "Ana", "last_name": "Kovac", "dob": "1990-04-02"}
+    calls = {
+        "get_user_details": {"user_id": "ana_kovac_4821"},
+        "get_reservation_details": {"reservation_id": "Q7RX2M"},
+        "search_direct_flight": {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"},
+        "search_onestop_flight": {"origin": "JFK", "destination": "SEA", "date": "2024-05-20"},
+        "list_all_airports": {},
+        "get_flight_status": {"flight_number": "HAT112", "date": "2024-05-20"},
+        "calculate": {"expression": "2 * (120 + 35)"},
+        "book_reservation": {
+            "user_id": "ana_kovac_4821", "origin": "JFK", "destination": "SEA",
+            "flight_type": "one_way", "cabin": "economy", "flights": [flight],
+            "passengers": [passenger], "payment_methods": [
+                {"payment_id": "credit_card_4410293", "amount": 310}],
+            "total_baggages": 1, "nonfree_baggages": 0, "insurance": "no"},
+        "update_reservation_baggages": {"reservation_id": "Q7RX2M", "total_baggages": 2,
+                                        "nonfree_baggages": 1,
+                                        "payment_id": "credit_card_4410293"},
+        "update_reservation_flights": {"reservation_id": "Q7RX2M", "cabin": "business",
+                                       "flights": [flight],
+                                       "payment_id": "credit_card_4410293"},
+        "update_reservation_passengers": {"reservation_id": "Q7RX2M",
+                                          "passengers": [passenger]},
+        "send_certificate": {"user_id": "ana_kovac_4821", "amount": 100},
+        "transfer_to_human_agents": {"summary": "Wants a refund for a missed connection."},
+        "cancel_reservation": {"reservation_id": "Q7RX2M"},
+    }
+    assert set(calls) == {tool.name for tool in tools}
+    for name, arguments in calls.items():
+        event = ask(world, name, arguments)
+        assert event.status == "ok", (name, event.result)
+    reservation = body(ask(world, "get_reservation_details", {"reservation_id": "Q7RX2M"}))
+    assert reservation["status"] == "cancelled" and reservation["cabin"] == "business"
+    assert reservation["total_baggages"] == 2
+    assert ask(world, "get_reservation_details", {"reservation_id": "Q7RX2N"}).status == \
+        "not_found"
+    assert ask(world, "get_user_details", {"user_id": "ana_kovac_4822"}).status == "not_found"
+
+
+def test_an_observed_lookup_by_email_needs_the_email() -> None:
+    """Observed tools require only identifiers; a lookup by email with no email is still
+    rejected, never answered with somebody's id."""
+    find = tool_from_structure("find_user_id_by_email", '{"email": "VARCHAR"}',
+                               exemplars=("mira_holt_4410",))
+    assert find.parameters["required"] == []
+    world = World([find, *SHOP[1:]], seed=2, world_state="entity_exists", facts=SHOP_FACTS)
+    empty = ask(world, "find_user_id_by_email", {})
+    assert empty.status == "rejected" and body(empty)["missing"] == ["email"]
+    assert ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"}).result \
+        .startswith("ana_kovac_")
+
+
+def test_without_identifier_facts_the_user_lookup_is_not_the_acted_on_record() -> None:
+    world = shop("already_acted_on", facts={"email": "ana.kovac@mailbox.test"})
+    user = ask(world, "find_user_id_by_email", {"email": "ana.kovac@mailbox.test"})
+    assert user.status == "ok" and not user.mutated and world.mutation_fired is False
+    orders = body(ask(world, "get_user_details", {"user_id": user.result}))["orders"]
+    statuses = {body(ask(world, "get_order_details", {"order_id": o}))["status"]
+                for o in orders}
+    assert "already_cancelled" not in statuses
+
+
+def test_a_tool_without_exemplars_shows_the_record_as_other_tools_do() -> None:
+    bare = ToolSpec("get_order_details", "Read an order.", SHOP[2].parameters)
+    world = World([SHOP[0], SHOP[1], bare, SHOP[3]], seed=5, world_state="entity_exists",
+                  facts=SHOP_FACTS, focus="cancel_pending_order")
+    order = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    assert {"order_id", "user_id", "status", "items"} <= set(order)
+    assert order["order_id"] == "#W2938475" and order["user_id"].startswith("ana_kovac_")
+
+
+def test_an_already_answer_names_the_record_once() -> None:
+    cancel = ToolSpec("cancel_pending_order", "", SHOP[3].parameters, exemplars=(
+        json.dumps({"order_id": "#W7730114", "status": "cancelled"}),
+        json.dumps({"status": "already_cancelled",
+                    "message": "Order #W7730114 was already cancelled."})))
+    world = World([SHOP[2], cancel], seed=1, world_state="already_acted_on",
+                  facts={"order_id": "#W2938475"}, focus="cancel_pending_order")
+    event = ask(world, "cancel_pending_order", {"order_id": "#W2938475", "reason": "x"})
+    assert body(event)["message"] == "Order #W2938475 was already cancelled."
+    assert event.status == "refused" and event.mutated
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_persons_own_record_agrees_with_itself(seed: int) -> None:
+    """Facts name only the order: the user it belongs to is made once, and their name,
+    handle and email are one person's."""
+    world = shop(seed=seed, facts={"order_id": "#W2938475"})
+    order = body(ask(world, "get_order_details", {"order_id": "#W2938475"}))
+    user = body(ask(world, "get_user_details", {"user_id": order["user_id"]}))
+    first, last = user["name"]["first_name"], user["name"]["last_name"]
+    assert user["user_id"].startswith(f"{first.lower()}_{last.lower()}_")
+    assert user["email"].startswith(f"{first.lower()}.{last.lower()}@")
+    assert "#W2938475" in user["orders"] and (first, last) != ("Mira", "Holt")
+    assert ask(world, "find_user_id_by_email", {"email": user["email"]}).result == \
+        user["user_id"]
