@@ -1,24 +1,28 @@
 """The plan of a generation run: which situations its budget is spent on, in what order.
 
-**Allocation.** ``1 - exploration_share - guard_share`` of the rollouts go to *target*
-cells (status new, persistent or uncertain) in proportion to their failure-map priority;
-``guard_share`` to *guard* rollouts on fixed cells (a regression check), in proportion to
-theirs; ``exploration_share`` to *explore* rollouts, the rows of a pairwise covering array
-over the grid of axis values (:mod:`generator.covering`). Without fixed cells the guard
-share goes to the targets; without targets their share explores. Single-coordinate and
-pair cells are both used; low-support cells are kept (their priority already shrinks
-with ``sqrt(graded)``, and an uncertain cell is low-support by definition).
+**Allocation.** The planner aims at the failure map's *situations*
+(:mod:`processor.situations`: one to three coordinates isolating one group of failing
+conversations; supersets whose excess those explain are not situations, so no budget
+goes to them). ``1 - exploration_share - guard_share`` of the rollouts go to *target*
+situations (status new, persistent or uncertain) in proportion to their priority;
+``guard_share`` to *guard* rollouts on fixed situations (a regression check), in
+proportion to theirs; ``exploration_share`` to *explore* rollouts, the rows of a pairwise
+covering array over the grid of axis values (:mod:`generator.covering`). Without fixed
+situations the guard share goes to the targets; without targets their share explores.
+Low-support situations are kept (their priority already shrinks with ``sqrt(graded)``).
+A rollout's ``cell`` is its situation (coordinates and ``situation_id``, which its
+lineage records).
 
 **Order.** A token or money budget stops a run at an unknown point, so every *prefix* of
 the plan keeps the shares: each position goes to the purpose (then the cell) furthest
 below its share so far (smooth weighted round robin), which keeps every count within one
 rollout of its share of the prefix. Targets start with the highest priority.
 
-**Mutations, not copies.** A target or guard rollout fixes its cell's coordinates and
-takes the other axes from a production conversation of the cell (failing ones first,
-round robin), which becomes its lineage. Its goal keeps the source's ask, with the
-identifiers and values of the source's tool arguments replaced by fresh ones
-(:func:`generator.world.sample_facts`); no identifier the planner read from production
+**Mutations, not copies.** A target or guard rollout fixes its situation's coordinates
+and takes the other axes from a member of the situation (the members the processor
+stored; failing ones first, round robin), which becomes its lineage. Its goal keeps the
+source's ask, with the identifiers and values of the source's tool arguments replaced by
+fresh ones (:func:`generator.world.sample_facts`); no identifier the planner read from production
 reaches its facts (a fresh draw may still coincide with another stored record). Its
 world varies: a world-state cell becomes a record variant (missing, already acted on,
 duplicate, partially completed), a tool-condition cell a scheduled :class:`Fault` on the
@@ -79,7 +83,7 @@ __all__ = ["SOURCES_PER_CELL", "TARGET_STATUSES", "MapCell", "Plan", "PlanInputs
            "derive_seed", "load_plan_inputs"]
 
 TARGET_STATUSES = ("new", "persistent", "uncertain")
-"""Cell statuses a run aims at (fixed cells get guard rollouts, passing ones none)."""
+"""Situation statuses a run aims at (fixed situations get guard rollouts)."""
 
 _VARIANTS = tuple(state for state in WORLD_STATES if state not in ("entity_exists", "unknown"))
 _STANCES = STANCES
@@ -481,13 +485,13 @@ def _allocation(inputs: PlanInputs, options: PlanOptions, has_tools: bool,
                      "of the tools")
     if not guards and shares["guard"] > 0:
         if inputs.map_cells:
-            notes.append(f"no fixed cells in the failure map: the guard share "
+            notes.append(f"no fixed situations in the failure map: the guard share "
                          f"({shares['guard']:.0%}) goes to targets")
         shares["target"] += shares["guard"]
         shares["guard"] = 0.0
     if not targets and shares["target"] > 0:
         if inputs.map_cells:
-            notes.append("no new, persistent or uncertain cells in the failure map: the "
+            notes.append("no new, persistent or uncertain situations in the failure map: the "
                          f"target share ({shares['target']:.0%}) explores the grid")
         shares["explore"] += shares["target"]
         shares["target"] = 0.0
@@ -498,8 +502,8 @@ def _allocation(inputs: PlanInputs, options: PlanOptions, has_tools: bool,
         shares[to] += shares["explore"]
         shares["explore"] = 0.0
     if sum(shares.values()) <= 0 or (not targets and not guards and not has_tools):
-        raise NothingToPlan("the failure map has no failing or fixed cells and there are no "
-                            "tool schemas to explore: supply them with --tools FILE")
+        raise NothingToPlan("the failure map has no failing or fixed situations and there are "
+                            "no tool schemas to explore: supply them with --tools FILE")
     return targets, guards, shares
 
 
@@ -519,7 +523,8 @@ def build_plan(inputs: PlanInputs, capacity: int, options: PlanOptions) -> Plan:
     """Plan ``capacity`` rollouts over ``inputs`` (see the module docstring).
 
     Deterministic: the same inputs, capacity and options give the same plan. Raises
-    :class:`NothingToPlan` when there is neither a cell to aim at nor a tool to explore."""
+    :class:`NothingToPlan` when there is neither a situation to aim at nor a tool to
+    explore."""
     if capacity < 0:
         raise ValueError(f"capacity must be >= 0, not {capacity}")
     notes: list[str] = []
@@ -562,7 +567,7 @@ def _explain(notes: list[str], builder: _Builder, items: Sequence[PlannedRollout
     """The plan's notes: where the rollouts went and what was sampled, not covered."""
     count = Counter(item.purpose for item in items)
     notes.append(f"{len(items)} rollouts planned: {count['target']} on {len(targets)} target "
-                 f"cells, {count['guard']} guarding {len(guards)} fixed cells, "
+                 f"situations, {count['guard']} guarding {len(guards)} fixed situations, "
                  f"{count['explore']} exploring")
     if count["explore"]:
         first = builder.array_size

@@ -1,7 +1,10 @@
 """What a plan is made from: the failure map, axis values, tools and source conversations.
 
 :func:`load_plan_inputs` reads them from the store in a few queries
-(``generator/sql/plan_*.sql``); :mod:`generator.plan` turns them into a plan.
+(``generator/sql/plan_*.sql``): the map's *situations* (``situations``) with the members
+the processor stored for them (``situation_members``), and axis values from the
+processor's coordinates view (``processor/sql/coordinates.sql``); :mod:`generator.plan`
+turns them into a plan.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ __all__ = ["SOURCES_PER_CELL", "MapCell", "PlanInputs", "SourceConversation", "S
            "load_plan_inputs", "merge_tools"]
 
 SOURCES_PER_CELL = 24
-"""Most production conversations loaded per cell (failing ones first)."""
+"""Most production conversations loaded per situation (failing ones first)."""
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,10 @@ class SourceConversation:
 
 @dataclass(frozen=True)
 class MapCell:
-    """A non-passing failure-map cell as the planner sees it."""
+    """A situation of the failure map as the planner sees it."""
 
     cell: Cell
-    """Its coordinates."""
+    """Its coordinates and situation id."""
     status: str
     """new, persistent, uncertain or fixed."""
     priority: float
@@ -69,15 +72,16 @@ class MapCell:
     budget_share: float
     """The map's suggested share of a budget (for reports; the plan uses ``priority``)."""
     conversations: int
-    """Conversations in the cell, all versions."""
+    """Members of the situation, all versions."""
     graded_latest: int
     """Graded in the latest period."""
     failed_latest: int
     """Failed among them."""
     low_support: bool
-    """Fewer than 3 graded conversations in the latest period."""
+    """Fewer than the minimum graded conversations in the latest period."""
     sources: tuple[str, ...]
-    """Ids of its source conversations, failing first (see :data:`SOURCES_PER_CELL`)."""
+    """Ids of its source conversations (members), failing first (see
+    :data:`SOURCES_PER_CELL`)."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ class PlanInputs:
     """What the store holds for planning."""
 
     cells: tuple[MapCell, ...]
-    """Non-passing cells, the highest priority first."""
+    """The map's situations, the highest priority first."""
     map_cells: int
     """Cells in the failure map, passing ones included (0: no map computed)."""
     axis_values: Mapping[str, tuple[str, ...]]
@@ -104,9 +108,9 @@ class PlanInputs:
 # --------------------------------------------------------------------------- loading
 
 
-def _situation(row: Sequence[Any]) -> dict[str, str]:
-    return dict(zip(("tool", "tool_condition", "world_state", "history", "user_stance",
-                     "policy_rule"), (str(value) for value in row), strict=True))
+def _coordinates(pairs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """``[{"axis": ..., "value": ...}]`` (a list from SQL or JSON) as axis → value."""
+    return {str(pair["axis"]): str(pair["value"]) for pair in pairs}
 
 
 def _steps(text: str | None) -> tuple[SourceStep, ...]:
@@ -180,25 +184,26 @@ def load_plan_inputs(cursor: duckdb.DuckDBPyConnection, *,
 
     ``tools`` (supplied schemas) win over the store's. Raises :class:`NothingToPlan` when
     the store holds neither a failure map nor tool schemas and none are supplied."""
+    cursor.execute(load_sql("processor", "coordinates.sql"))
     size = cursor.execute(load_sql("generator", "plan_map_size.sql")).fetchone()
     map_cells = int(size[0]) if size else 0
     values: dict[str, list[str]] = {}
     for axis, value in cursor.execute(load_sql("generator", "plan_axis_values.sql")).fetchall():
         values.setdefault(axis, []).append(value)
     conversations: dict[str, SourceConversation] = {}
-    sources: dict[tuple[str, str, str, str], list[str]] = {}
-    for row in cursor.execute(load_sql("generator", "plan_sources.sql"),
-                              [SOURCES_PER_CELL]).fetchall():
-        key, conversation_id = tuple(row[:4]), row[4]
-        sources.setdefault(key, []).append(conversation_id)
+    sources: dict[str, list[str]] = {}
+    for situation_id, conversation_id, first_ask, steps, failed, coordinates in cursor.execute(
+            load_sql("generator", "plan_sources.sql"), [SOURCES_PER_CELL]).fetchall():
+        sources.setdefault(situation_id, []).append(conversation_id)
         if conversation_id not in conversations:
             conversations[conversation_id] = SourceConversation(
-                conversation_id, row[5], _steps(row[6]), MappingProxyType(_situation(row[8:])),
-                bool(row[7]))
+                conversation_id, first_ask, _steps(steps),
+                MappingProxyType(_coordinates(coordinates)), bool(failed))
     cells = tuple(
-        MapCell(Cell(a, va, b, vb), status, float(priority), float(share), int(count),
-                int(graded), int(failed), bool(low), tuple(sources.get((a, va, b, vb), ())))
-        for a, va, b, vb, status, priority, share, count, graded, failed, low
+        MapCell(Cell.of(_coordinates(orjson.loads(coordinates)), situation_id), status,
+                float(priority), float(share), int(count), int(graded), int(failed), bool(low),
+                tuple(sources.get(situation_id, ())))
+        for situation_id, coordinates, status, priority, share, count, graded, failed, low
         in cursor.execute(load_sql("generator", "plan_cells.sql")).fetchall())
     examples: dict[str, list[str]] = {}
     results: dict[str, list[str]] = {}

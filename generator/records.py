@@ -181,29 +181,44 @@ class ToolWorld(Protocol):
 
 @dataclass(frozen=True)
 class Cell:
-    """A failure-map cell: a pair of coordinates (axis_b ``*`` for a single coordinate)."""
+    """What a target or guard rollout aims at: a failure-map situation of one to three
+    coordinates, axes by name (unused axes are ``*``)."""
 
     axis_a: str
     """First axis."""
     value_a: str
     """Its value."""
-    axis_b: str
+    axis_b: str = "*"
     """Second axis, or ``*``."""
-    value_b: str
+    value_b: str = "*"
     """Its value, or ``*``."""
+    axis_c: str = "*"
+    """Third axis, or ``*``."""
+    value_c: str = "*"
+    """Its value, or ``*``."""
+    situation_id: str | None = None
+    """The situation's stable id in the failure map (None: a bare cell)."""
+
+    @classmethod
+    def of(cls, coordinates: Mapping[str, str], situation_id: str | None = None) -> Cell:
+        """The cell fixing ``coordinates`` (one to three axis → value), axes by name."""
+        ordered = sorted(coordinates.items())
+        if not 1 <= len(ordered) <= 3:
+            raise ValueError(f"a cell fixes one to three coordinates, not {len(ordered)}")
+        flat = [part for pair in ordered for part in pair]
+        flat += ["*"] * (6 - len(flat))
+        return cls(flat[0], flat[1], flat[2], flat[3], flat[4], flat[5],
+                   situation_id=situation_id)
 
     def coordinates(self) -> dict[str, str]:
         """The axis → value pairs the cell fixes."""
-        fixed = {self.axis_a: self.value_a}
-        if self.axis_b != "*":
-            fixed[self.axis_b] = self.value_b
-        return fixed
+        pairs = ((self.axis_a, self.value_a), (self.axis_b, self.value_b),
+                 (self.axis_c, self.value_c))
+        return {axis: value for axis, value in pairs if axis != "*"}
 
     def label(self) -> str:
         """``tool=refund_order & user_stance=hurried``."""
-        if self.axis_b == "*":
-            return f"{self.axis_a}={self.value_a}"
-        return f"{self.axis_a}={self.value_a} & {self.axis_b}={self.value_b}"
+        return " & ".join(f"{axis}={value}" for axis, value in self.coordinates().items())
 
 
 @dataclass(frozen=True)

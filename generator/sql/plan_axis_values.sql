@@ -1,14 +1,5 @@
--- Every value seen on each axis of the stored conversations.
+-- Every value seen on each axis of the stored conversations (from the coordinates view,
+-- processor/sql/coordinates.sql).
 SELECT DISTINCT axis, value
-FROM (
-    SELECT unnest([
-        {'axis': 'tool', 'value': tool},
-        {'axis': 'tool_condition', 'value': tool_condition},
-        {'axis': 'world_state', 'value': world_state},
-        {'axis': 'history', 'value': history},
-        {'axis': 'user_stance', 'value': user_stance},
-        {'axis': 'policy_rule', 'value': policy_rule}
-    ], recursive := true)
-    FROM conversations
-)
+FROM conversation_coordinates
 ORDER BY axis, value;

@@ -1,6 +1,6 @@
--- The failure map's non-passing cells, the highest priority first (ties in cell order).
-SELECT axis_a, value_a, axis_b, value_b, status, priority, budget_share, conversations,
+-- The failure map's situations (processor/situations.py: every one is new, persistent,
+-- uncertain or fixed), the highest priority first (ties by label).
+SELECT situation_id, coordinates, status, priority, budget_share, conversations,
        graded_latest, failed_latest, low_support
-FROM failure_map
-WHERE status <> 'passing'
-ORDER BY priority DESC, axis_a, value_a, axis_b, value_b;
+FROM situations
+ORDER BY priority DESC, label;

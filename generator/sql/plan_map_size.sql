@@ -1,2 +1,3 @@
--- How many cells the failure map holds (0: no map has been computed).
+-- How many cells the failure map holds (0: no map has been computed; a computed map with
+-- nothing failing has cells but no situations).
 SELECT count(*) FROM failure_map;

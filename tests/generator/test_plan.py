@@ -1,8 +1,8 @@
 """The plan of a run, over a real store holding a real failure map.
 
 A synthetic production stream (tests/support/synthetic.py) goes through the real collector
-pipeline into a DuckDB file, the real processor builds its failure map, and the planner
-reads that store.
+pipeline into a DuckDB file, the real processor builds its failure map (situations and
+their members), and the planner reads that store.
 """
 
 from __future__ import annotations
@@ -69,10 +69,21 @@ def plan(inputs: PlanInputs) -> Plan:
     return build_plan(inputs, CAPACITY, PlanOptions(seed=1))
 
 
-def _map(store: Store) -> dict[Cell, tuple[str, float]]:
-    rows = store.query("SELECT axis_a, value_a, axis_b, value_b, status, priority "
-                       "FROM failure_map")
-    return {Cell(a, va, b, vb): (status, priority) for a, va, b, vb, status, priority in rows}
+def _map(store: Store) -> dict[str, tuple[str, float]]:
+    """Situation id → (status, priority), as the processor stored them."""
+    rows = store.query("SELECT situation_id, status, priority FROM situations")
+    return {situation: (status, priority) for situation, status, priority in rows}
+
+
+def _label(cell: tuple[tuple[str, str], ...]) -> str:
+    return Cell.of(dict(cell)).label()
+
+
+def _naming(planted: tuple[tuple[str, str], ...], cells: list[Cell]) -> Cell:
+    """The one cell whose coordinates hold the planted ones (a situation may be named by
+    one more coordinate where that isolates its failures better)."""
+    (found,) = [cell for cell in cells if set(planted) <= set(cell.coordinates().items())]
+    return found
 
 
 def _conversation(store: Store, conversation_id: str) -> dict[str, object]:
@@ -85,9 +96,11 @@ def _conversation(store: Store, conversation_id: str) -> dict[str, object]:
 
 def test_inputs_hold_the_map_tools_and_sources(inputs: PlanInputs, store: Store) -> None:
     statuses = {cell.cell: cell.status for cell in inputs.cells}
-    for ((a, va), (b, vb)), status in TRUTH.items():
-        assert statuses[Cell(a, va, b, vb)] == status
+    for planted, status in TRUTH.items():
+        assert statuses[_naming(planted, list(statuses))] == status
     assert "passing" not in statuses.values()
+    stored = _map(store)
+    assert {c.cell.situation_id for c in inputs.cells} == set(stored)
     priorities = [cell.priority for cell in inputs.cells]
     assert priorities == sorted(priorities, reverse=True)
     assert {tool.name for tool in inputs.tools} == {
@@ -97,8 +110,14 @@ def test_inputs_hold_the_map_tools_and_sources(inputs: PlanInputs, store: Store)
         assert cell.sources, cell.cell.label()
         failed = [inputs.conversations[c].failed for c in cell.sources]
         assert failed == sorted(failed, reverse=True)  # failing ones first
+        members = {row[0] for row in store.query(
+            "SELECT conversation_id FROM situation_members WHERE situation_id = ?",
+            [cell.cell.situation_id])}
+        assert set(cell.sources) <= members  # the processor's members, not re-derived
         for conversation_id in cell.sources:
             situation = inputs.conversations[conversation_id].situation
+            assert set(situation) == {"tool", "tool_condition", "world_state", "history",
+                                      "user_stance", "policy_rule"}
             assert all(situation[axis] == value
                        for axis, value in cell.cell.coordinates().items())
     assert inputs.map_cells == store.query("SELECT count(*) FROM failure_map")[0][0]
@@ -111,14 +130,16 @@ def test_targets_follow_priority(plan: Plan, inputs: PlanInputs, store: Store) -
     total = sum(c.priority for c in targets)
     for cell in targets:
         assert abs(per_cell[cell.cell] - len(items) * cell.priority / total) <= 1, cell
-    planted = {Cell(a, va, b, vb) for ((a, va), (b, vb)), status in TRUTH.items()
-               if status in ("new", "persistent")}
-    assert planted <= set(per_cell)
+    aimed = [cell for cell in per_cell if cell is not None]
+    for truth, status in TRUTH.items():
+        if status in ("new", "persistent"):
+            assert _naming(truth, aimed) in per_cell
     assert items[0].cell == max(targets, key=lambda c: c.priority).cell
     statuses = _map(store)
     for item in plan.items:
         if item.cell is not None:
-            assert item.cell_status == statuses[item.cell][0]
+            assert item.cell.situation_id is not None
+            assert item.cell_status == statuses[item.cell.situation_id][0]
             assert (item.purpose == "guard") == (item.cell_status == "fixed")
     assert plan.shares["target"] == len(items)
     assert plan.shares["new"] + plan.shares["persistent"] + plan.shares.get(
@@ -221,8 +242,8 @@ def test_lineage_and_mutations(plan: Plan, store: Store) -> None:
             if "user_stance" not in fixed:
                 assert item.situation["user_stance"] != source["user_stance"]
         assert item.persona.stance == item.situation["user_stance"]
-    timeout = [i for i in aimed if i.cell == Cell("tool", "lookup_order", "tool_condition",
-                                                  "timeout")]
+    timeout = [i for i in aimed if i.cell is not None
+               and i.cell.label() == "tool=lookup_order & tool_condition=timeout"]
     assert timeout and all(
         [(f.tool, f.condition) for f in i.mutation.faults] == [("lookup_order", "timeout")]
         for i in timeout)

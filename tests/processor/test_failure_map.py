@@ -33,9 +33,21 @@ def loaded(tmp_path: Path, stream: SyntheticStream) -> Iterator[Path]:
     yield db
 
 
-def _statuses(store: Store) -> dict[tuple[tuple[str, str], tuple[str, str]], str]:
-    rows = store.query("SELECT axis_a, value_a, axis_b, value_b, status FROM failure_map")
-    return {((a, va), (b, vb)): status for a, va, b, vb, status in rows}
+def _statuses(store: Store) -> dict[str, str]:
+    """Situation label → status, as processing stored them."""
+    return dict(store.query("SELECT label, status FROM situations"))
+
+
+def _label(cell: tuple[tuple[str, str], ...]) -> str:
+    return " & ".join(f"{axis}={value}" for axis, value in sorted(cell))
+
+
+def _naming(planted: tuple[tuple[str, str], ...], labels: set[str]) -> str:
+    """The one situation label holding the planted coordinates (a situation may be named
+    by one more coordinate where that isolates its failures better)."""
+    wanted = {f"{axis}={value}" for axis, value in planted}
+    (found,) = [label for label in labels if wanted <= set(label.split(" & "))]
+    return found
 
 
 def test_planted_cells_get_their_statuses(loaded: Path, stream: SyntheticStream) -> None:
@@ -47,15 +59,23 @@ def test_planted_cells_get_their_statuses(loaded: Path, stream: SyntheticStream)
         assert (result.periods.latest, result.periods.previous) == ("v2", "v1")
         statuses = _statuses(store)
         for cell, expected in stream.truth.items():
-            assert statuses[cell] == expected, cell
-        flagged = {cell for cell, status in statuses.items()
+            assert statuses[_naming(cell, set(statuses))] == expected, (cell, statuses)
+        flagged = {label for label, status in statuses.items()
                    if status in ("new", "persistent", "fixed")}
-        planted = set(stream.truth)
-        # every planted cell is found; spill-over stays small
+        planted = {_naming(cell, set(statuses)) for cell in stream.truth}
+        # every planted situation is one situation; spill-over stays small
         assert planted <= flagged
-        assert len(flagged - planted) <= len(planted)
+        assert len(flagged - planted) <= 1
+        assert {s.label: s.status for s in result.situations} == statuses
+        # the pair cells stay as detail, each carrying the status of its situation
+        cells = store.query("SELECT axis_a, value_a, axis_b, value_b, status FROM failure_map "
+                            "WHERE status <> 'passing'")
+        pairs = {_label(((a, va), (b, vb))) for a, va, b, vb, _ in cells if b != "*"}
+        assert {_label(cell) for cell in stream.truth} <= pairs
         again = process(store, ProcessOptions())
         assert again.conversations_rebuilt == 0
+        assert {s.situation_id for s in again.situations} == {
+            s.situation_id for s in result.situations}
     finally:
         store.close()
 
@@ -116,7 +136,7 @@ def test_commands_map_conversations_report_and_ci_gate(
 
     assert main(["report", "--db", db, "--out", str(out), "--since", "v1",
                  "--fail-on", "new"], environ=ENV) == 1
-    assert "cells are new" in capsys.readouterr().err
+    assert "situations are new" in capsys.readouterr().err
     assert main(["report", "--db", db, "--out", str(out), "--since", "v9"], environ=ENV) == 2
     assert "model version 'v9' is not in the store" in capsys.readouterr().err
 

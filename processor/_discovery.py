@@ -1,0 +1,289 @@
+"""Discovery of situations: profiles of conversations and the sequential covering over them.
+
+The rules are documented in :mod:`processor.situations` (rules 1-4); this module holds the
+counting (profiles: conversations grouped by period, outcome and coordinates, as numpy
+arrays) and the search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+
+from processor.stats import fisher_exact
+from tracemill.store import load_sql
+
+ALPHA = 0.05
+"""Significance of a test (discovery divides it by the number of candidates)."""
+REFINE_ALPHA = 0.001
+"""Significance needed to narrow a situation by one more coordinate."""
+RATIO = 1.5
+"""How many times the rate of the rest a narrower cell must fail to be told apart."""
+MIN_FAILED = 3
+"""Failures a candidate needs before it is tested."""
+NAMING_SHARE = 0.25
+"""Share of the excess a narrower cell must keep to name the situation (rule 3)."""
+COINCIDE = 0.8
+"""Two situations whose failing members overlap this much (of the larger) are one."""
+SHORTLIST = 200
+"""Candidates tested exactly per round, by excess."""
+MAX_ROUNDS = 40
+"""Rounds of discovery per period, at most."""
+LATEST, PREVIOUS = 0, 1
+"""Period codes of the profiles."""
+
+
+# --------------------------------------------------------------------------- profiles
+
+
+@dataclass(frozen=True)
+class Profiles:
+    """Conversations grouped by period, outcome and coordinates (profiles.sql)."""
+
+    axes: tuple[str, ...]
+    """The axes, by name (column order of ``codes``)."""
+    values: tuple[str, ...]
+    """Every value of any axis (``codes`` index into it)."""
+    codes: np.ndarray
+    """[profile, axis] → index into ``values``."""
+    period: np.ndarray
+    """LATEST, PREVIOUS or -1 (neither compared period)."""
+    graded: np.ndarray
+    """Whether the profile's conversations are graded."""
+    failed: np.ndarray
+    """Whether they failed (False when ungraded)."""
+    n: np.ndarray
+    """Conversations per profile."""
+
+    def mask(self, coordinates: Sequence[tuple[int, int]]) -> np.ndarray:
+        """Profiles matching every (axis index, value index)."""
+        keep = np.ones(len(self.n), dtype=bool)
+        for axis, value in coordinates:
+            keep &= self.codes[:, axis] == value
+        return keep
+
+    def named(self, coordinates: Sequence[tuple[int, int]]) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted((self.axes[a], self.values[v]) for a, v in coordinates))
+
+    def counts(self, mask: np.ndarray, period: int) -> tuple[int, int]:
+        """(graded, failed) of the masked profiles in a period."""
+        graded = mask & self.graded & (self.period == period)
+        return int(self.n[graded].sum()), int(self.n[graded & self.failed].sum())
+
+
+def load_profiles(cursor: duckdb.DuckDBPyConnection) -> Profiles:
+    table = cursor.sql(load_sql("processor", "profile_coordinates.sql")).to_arrow_table()
+    axes = tuple(sorted(set(table.column("axis").to_pylist())))
+    width = len(axes)
+    if table.num_rows == 0 or not width:
+        empty = np.zeros(0, dtype=np.int64)
+        return Profiles(axes, (), np.zeros((0, width), dtype=np.int64), empty,
+                         empty.astype(bool), empty.astype(bool), empty)
+    encoded = table.column("value").combine_chunks().dictionary_encode()
+    codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False),
+                       dtype=np.int64).reshape(-1, width)
+    first = slice(None, None, width)
+    period_text = table.column("period").to_pylist()[first]
+    period = np.array([LATEST if p == "latest" else PREVIOUS if p == "previous" else -1
+                       for p in period_text], dtype=np.int64)
+    failed_raw = table.column("failed").to_pylist()[first]
+    graded = np.array([f is not None for f in failed_raw], dtype=bool)
+    failed = np.array([bool(f) for f in failed_raw], dtype=bool)
+    n = np.asarray(table.column("n").to_numpy(), dtype=np.int64)[first]
+    return Profiles(axes, tuple(str(v) for v in encoded.dictionary.to_pylist()), codes,
+                     period, graded, failed, n)
+
+
+@dataclass(frozen=True)
+class Combo:
+    """The cells of one combination of axes (one or two), and each profile's cell."""
+
+    axes: tuple[int, ...]
+    keys: np.ndarray
+    cell_of: np.ndarray
+
+
+def combos_of(profiles: Profiles) -> list[Combo]:
+    width = len(profiles.axes)
+    base = max(1, len(profiles.values))
+    combos = []
+    for axes in [(a,) for a in range(width)] + [
+            (a, b) for a in range(width) for b in range(a + 1, width)]:
+        key = profiles.codes[:, axes[0]].copy()
+        for axis in axes[1:]:
+            key = key * base + profiles.codes[:, axis]
+        keys, cell_of = np.unique(key, return_inverse=True)
+        combos.append(Combo(axes, keys, cell_of.reshape(-1)))
+    return combos
+
+
+def decode(combo: Combo, key: int, base: int) -> tuple[tuple[int, int], ...]:
+    values = []
+    for _ in combo.axes:
+        values.append(key % base)
+        key //= base
+    return tuple(zip(combo.axes, reversed(values), strict=True))
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+@dataclass(frozen=True)
+class Found:
+    coordinates: tuple[tuple[int, int], ...]
+    excess: float
+
+
+def above(failed: int, graded: int, rest_failed: int, rest_graded: int) -> float:
+    """Fisher p that failed/graded lies above the rest (1.0 when it does not)."""
+    if graded <= 0 or rest_graded <= 0 or failed * rest_graded <= rest_failed * graded:
+        return 1.0
+    return fisher_exact(failed, graded - failed, rest_failed, rest_graded - rest_failed)
+
+
+def _stands_out(failed: int, graded: int, rest_failed: int, rest_graded: int) -> bool:
+    """Whether failed/graded fails clearly more than the rest: at least ``RATIO`` times its
+    rate, and significantly (p < ``REFINE_ALPHA``). The ratio keeps a large store, where
+    small differences are significant, from cutting one group into pieces."""
+    if graded <= 0 or rest_graded <= 0:
+        return False
+    if failed * rest_graded < RATIO * rest_failed * graded:
+        return False
+    return above(failed, graded, rest_failed, rest_graded) < REFINE_ALPHA
+
+
+def _refine(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: np.ndarray,
+            rate: float) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """The most specific coordinates naming the group (rule 3 of the module docstring), and
+    the coordinates whose members the round sets aside: the cell narrowed only where the
+    narrowing split off another failing group, not where it merely named this one."""
+    aside = coordinates
+    while len(coordinates) < 3:
+        inside = pool & profiles.mask(coordinates)
+        weight = np.where(inside, profiles.n, 0)
+        fails = np.where(inside & profiles.failed, profiles.n, 0)
+        graded, failed = int(weight.sum()), int(fails.sum())
+        excess = failed - graded * rate
+        used = {axis for axis, _ in coordinates}
+        best: tuple[float, tuple[int, int], bool] | None = None
+        for axis in range(len(profiles.axes)):
+            if axis in used:
+                continue
+            column = profiles.codes[:, axis]
+            g = np.bincount(column, weights=weight, minlength=len(profiles.values))
+            f = np.bincount(column, weights=fails, minlength=len(profiles.values))
+            values = np.flatnonzero(g)
+            # the cell is mixed on this axis when the rest of the cell stands out from one
+            # of its values (a part it merely holds)
+            mixed = any(int(g[v]) < graded and _stands_out(
+                failed - int(f[v]), graded - int(g[v]), int(f[v]), int(g[v])) for v in values)
+            for value in values:
+                child_g, child_f = int(g[value]), int(f[value])
+                if child_f - child_g * rate < NAMING_SHARE * excess or child_g == graded:
+                    continue
+                if child_f * graded <= failed * child_g:
+                    continue
+                if not mixed and not _stands_out(child_f, child_g, failed - child_f,
+                                                 graded - child_g):
+                    continue
+                # the child that stands out most from the rest of the cell, not the largest
+                within = child_f - child_g * failed / graded
+                if best is None or within > best[0]:
+                    best = (within, (axis, int(value)), child_f >= COINCIDE * failed)
+        if best is None:
+            break
+        coordinates = (*coordinates, best[1])
+        if not best[2]:
+            aside = coordinates  # split off: the rest of the cell stays in the pool
+    return coordinates, aside
+
+
+def _is_split(profiles: Profiles, outer: np.ndarray, inner: np.ndarray, pool: np.ndarray,
+              rate: float) -> bool:
+    """Whether ``inner`` (within ``outer``) is a failing group that ``outer`` merely holds:
+    it keeps at least ``NAMING_SHARE`` of outer's excess and the rest of outer fails
+    significantly less (rule 3)."""
+    def counts(mask: np.ndarray) -> tuple[int, int]:
+        graded = pool & mask
+        return int(profiles.n[graded].sum()), int(profiles.n[graded & profiles.failed].sum())
+
+    g_out, f_out = counts(outer)
+    g_in, f_in = counts(outer & inner)
+    if g_in == g_out or f_in - g_in * rate < NAMING_SHARE * (f_out - g_out * rate):
+        return False
+    return above(f_in, g_in, f_out - f_in, g_out - g_in) < REFINE_ALPHA
+
+
+def _lateral(profiles: Profiles, combos: Sequence[Combo],
+             coordinates: tuple[tuple[int, int], ...], pool: np.ndarray, rate: float,
+             excess: np.ndarray) -> tuple[tuple[int, int], ...] | None:
+    """A better name for the group just found, when the cell first picked held several
+    groups and the narrowing reached only a fragment of one: another single or pair, not
+    an ancestor, that holds at least ``COINCIDE`` of the group's failures with a larger
+    excess, and of which the group is not merely a part (:func:`_is_split`)."""
+    mine = profiles.mask(coordinates)
+    fails = np.where(pool & mine & profiles.failed, profiles.n, 0)
+    failing = int(fails.sum())
+    graded = int(profiles.n[pool & mine].sum())
+    own = failing - graded * rate
+    common = np.concatenate([np.bincount(c.cell_of, weights=fails, minlength=len(c.keys))
+                             for c in combos])
+    owner = np.concatenate([np.full(len(c.keys), i) for i, c in enumerate(combos)])
+    keys = np.concatenate([c.keys for c in combos])
+    base = max(1, len(profiles.values))
+    held = set(coordinates)
+    for index in np.flatnonzero((common >= COINCIDE * failing) & (excess > own))[
+            np.argsort(-excess[(common >= COINCIDE * failing) & (excess > own)],
+                       kind="stable")]:
+        other = decode(combos[int(owner[index])], int(keys[index]), base)
+        if set(other) <= held:
+            continue  # an ancestor: the narrowing already chose against it
+        if _is_split(profiles, profiles.mask(other), mine, pool, rate):
+            continue
+        return other
+    return None
+
+
+def discover(profiles: Profiles, combos: Sequence[Combo], period: int) -> list[Found]:
+    """Sequential covering over one period (rules 1-4 of the module docstring)."""
+    pool = profiles.graded & (profiles.period == period)
+    base = max(1, len(profiles.values))
+    found: list[Found] = []
+    for _ in range(MAX_ROUNDS):
+        weight = np.where(pool, profiles.n, 0)
+        fails = np.where(pool & profiles.failed, profiles.n, 0)
+        total_g, total_f = int(weight.sum()), int(fails.sum())
+        if total_f < MIN_FAILED or total_f == total_g:
+            break
+        rate = total_f / total_g
+        graded = np.concatenate([np.bincount(c.cell_of, weights=weight, minlength=len(c.keys))
+                                 for c in combos])
+        failed = np.concatenate([np.bincount(c.cell_of, weights=fails, minlength=len(c.keys))
+                                 for c in combos])
+        owner = np.concatenate([np.full(len(c.keys), i) for i, c in enumerate(combos)])
+        keys = np.concatenate([c.keys for c in combos])
+        excess = failed - graded * rate
+        tested = int((graded >= MIN_FAILED).sum())
+        eligible = np.flatnonzero((failed >= MIN_FAILED) & (excess > 0) & (graded < total_g))
+        order = eligible[np.argsort(-excess[eligible], kind="stable")][:SHORTLIST]
+        pick = None
+        for index in order:
+            g, f = int(graded[index]), int(failed[index])
+            if above(f, g, total_f - f, total_g - g) < ALPHA / max(1, tested):
+                pick = index
+                break
+        if pick is None:
+            break
+        coordinates = decode(combos[int(owner[pick])], int(keys[pick]), base)
+        coordinates, aside = _refine(profiles, coordinates, pool, rate)
+        lateral = _lateral(profiles, combos, coordinates, pool, rate, excess)
+        if lateral is not None:
+            coordinates, aside = _refine(profiles, lateral, pool, rate)
+        final = pool & profiles.mask(coordinates)
+        found.append(Found(coordinates, float(
+            profiles.n[final & profiles.failed].sum() - profiles.n[final].sum() * rate)))
+        pool = pool & ~profiles.mask(aside)
+    return found

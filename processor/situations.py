@@ -1,0 +1,427 @@
+"""Situations: the groups of failing conversations the failure map reports, and their status.
+
+A *situation* is the smallest set of one to three coordinates that isolates one group of
+failing conversations. Its *members* are the conversations that match all of its
+coordinates, in every period.
+
+**Discovery** (per period, latest and previous, by sequential covering; the constants
+named here live in :mod:`processor._discovery`). The *pool* is the
+period's graded conversations. Each round:
+
+1. every single coordinate and every pair of coordinates on two axes is a candidate; its
+   *excess* is ``failed - graded x b`` with ``b`` the fail rate of the pool;
+2. the candidate with the largest excess whose fail rate is significantly above the rest
+   of the pool (Fisher's exact test, p < ``ALPHA`` / the number of candidates with at least
+   ``MIN_FAILED`` graded: Bonferroni, since every round looks at every candidate) is
+   picked; at most ``SHORTLIST`` candidates, by excess, are tested per round;
+3. it is *named* by its most specific coordinates. A coordinate is added (up to three)
+   when the narrower cell keeps at least ``NAMING_SHARE`` (a quarter) of the excess, fails
+   more than the cell, and either *stands out* from the rest of the cell (fails at least
+   ``RATIO`` (1.5) times its rate, Fisher p < ``REFINE_ALPHA``), or the cell is *mixed*
+   on that axis (the rest of the cell stands out in the same way from one of the axis'
+   values: a part the cell merely holds). Among such narrower cells the one standing out
+   most from the rest of the cell (failed - graded x the cell's rate) wins. So a
+   coordinate shared by most members anyway (``history=fresh``) is added only when the
+   others clearly do not fail the same way, a triple only where the third coordinate
+   isolates the failures better, and a cell holding two failing groups is narrowed to one
+   of them. The ratio keeps a large store, where small differences are significant, from
+   cutting one group into pieces. When the narrower cell keeps ``COINCIDE`` (80%) of the
+   failures it only *names* the group: the whole cell is set aside in rule 4; otherwise it
+   *splits* the group off and only it is set aside (the other group is found in a later
+   round). When the pick was such a union and the narrowing reached a fragment of a group
+   that extends outside it, the group is renamed *laterally*: another single or pair, not
+   an ancestor, holding at least ``COINCIDE`` of the fragment's failures with a larger
+   excess, of which the fragment is not merely a part, is taken and named as above;
+4. its members (see rule 3) are set aside from the pool, ``b`` is recomputed, and the next
+   round starts, until no candidate is significant (or ``MAX_ROUNDS``).
+
+A superset rarely wins a round: its excess over the pool's rate is the excess of the
+groups inside it plus the (negative) excess of its other members; when it does, rule 3
+narrows it.
+
+**Collapse.** Situations found in either period are evaluated in both by their
+coordinates. Two whose failing members (both periods) coincide for at least
+``COINCIDE`` (80%) of the larger one are one situation: the one with the larger excess
+over both periods is kept.
+
+**Supersets are judged without what they hold.** Situations are judged smallest first;
+each one's status is decided on its members that belong to no situation judged before it
+(the reason says so: "without the conversations of ..."), against the period's
+conversations outside it. A situation whose remaining members fail significantly in
+neither period is dropped: its excess was explained by the situations inside it. Its
+counts and members (``situation_members``) are all conversations matching its
+coordinates; p, the difference and the priority are those of the judged members.
+
+**Status** (between the latest and the previous period). A situation *fails* in a period
+when its fail rate is above the rest of that period's graded conversations, Fisher
+p < ``ALPHA`` (two-sided test, higher rate). ``min_support`` (default 10) graded
+conversations in the latest period are needed before new, persistent or fixed.
+
+==========  ===================================================================================
+status      rule
+==========  ===================================================================================
+new         fails now and (no graded conversation before: ``compared = baseline``, p and
+            difference against the rest of the latest period) or (did not fail before and
+            the increase from before is significant: ``compared = versions``)
+persistent  fails now and failed before
+fixed       failed before, does not fail now, at least ``min_support`` graded now, and the
+            decrease is significant (Fisher p < ``ALPHA``)
+uncertain   everything else, with the reason: low support (``low_support`` true), no recent
+            data, or a change that is not significant
+==========  ===================================================================================
+
+**Priority and budget share**::
+
+    priority = weight(status) x fail rate x sqrt(graded)
+        (of the latest period; of the previous one for fixed, and for uncertain
+         situations that do not fail now)
+    weight:   new 3, persistent 2, uncertain 1, fixed 0.5 (a regression guard)
+    budget_share = (1 - exploration) x priority / sum of priorities
+
+The rest (``exploration``) is for the covering array over the grid.
+
+Ids are stable: ``s-`` and the first 10 hex digits of sha256(label), the label listing
+the coordinates by axis name (``tool=cancel_order & world_state=already_acted_on``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import orjson
+import pyarrow as pa
+
+from processor._discovery import (
+    ALPHA,
+    COINCIDE,
+    LATEST,
+    PREVIOUS,
+    Combo,
+    Found,
+    Profiles,
+    above,
+    combos_of,
+    decode,
+    discover,
+    load_profiles,
+)
+from processor.stats import fisher_exact, newcombe, wilson
+from tracemill.store import load_sql
+
+__all__ = ["ALPHA", "MIN_SUPPORT", "PeriodNames", "Situation", "find_situations", "situation_id",
+           "situation_label", "store_situations"]
+
+MIN_SUPPORT = 10
+"""Graded conversations needed in the latest period before new, persistent or fixed."""
+CELL_COINCIDE = 0.5
+"""A cell stands for a situation when their common failing members are this share of the
+larger of the two."""
+WEIGHTS = {"new": 3.0, "persistent": 2.0, "uncertain": 1.0, "fixed": 0.5}
+"""Priority weight of each status."""
+
+
+@dataclass(frozen=True)
+class Situation:
+    """One situation of the failure map, with its status between the two periods."""
+
+    situation_id: str
+    """``s-`` and the first 10 hex digits of sha256(label): stable across runs."""
+    label: str
+    """``tool=cancel_order & world_state=already_acted_on`` (axes by name)."""
+    coordinates: tuple[tuple[str, str], ...]
+    """(axis, value) pairs, by axis name."""
+    conversations: int
+    """Members in every period."""
+    graded_latest: int
+    """Graded members in the latest period."""
+    failed_latest: int
+    """Failed ones among them."""
+    graded_previous: int
+    """Graded members in the previous period."""
+    failed_previous: int
+    """Failed ones among them."""
+    interval_latest: tuple[float, float]
+    """Wilson 95% interval of the latest fail rate."""
+    interval_previous: tuple[float, float]
+    """Wilson 95% interval of the previous fail rate."""
+    baseline_latest: float | None
+    """Fail rate of the latest period's graded conversations outside the situation."""
+    baseline_previous: float | None
+    """The same in the previous period."""
+    difference: tuple[float, float] | None
+    """Newcombe 95% interval of the compared difference (None: nothing to compare)."""
+    p_value: float | None
+    """Fisher's exact test of that difference (None: nothing to compare)."""
+    compared: str
+    """``versions`` (latest vs previous rate) or ``baseline`` (latest vs the rest of the
+    latest period: no earlier data)."""
+    status: str
+    """new, persistent, fixed or uncertain."""
+    reason: str
+    """One plain sentence: why this status."""
+    low_support: bool
+    """Fewer than the minimum graded conversations in the latest period."""
+    priority: float
+    """See the module docstring."""
+    budget_share: float
+    """Share of a generation budget (see the module docstring)."""
+    cells: tuple[str, ...]
+    """Labels of the cells (pairs and single coordinates) it stands for."""
+
+    @property
+    def fail_rate_latest(self) -> float | None:
+        """failed / graded in the latest period (None when nothing was graded)."""
+        return self.failed_latest / self.graded_latest if self.graded_latest else None
+
+    @property
+    def fail_rate_previous(self) -> float | None:
+        """failed / graded in the previous period."""
+        return self.failed_previous / self.graded_previous if self.graded_previous else None
+
+
+def situation_label(coordinates: Sequence[tuple[str, str]]) -> str:
+    """``a=x & b=y``, axes by name."""
+    return " & ".join(f"{axis}={value}" for axis, value in sorted(coordinates))
+
+
+def situation_id(label: str) -> str:
+    """The stable id of a situation label."""
+    return "s-" + hashlib.sha256(label.encode()).hexdigest()[:10]
+
+
+# --------------------------------------------------------------------------- status
+
+
+@dataclass(frozen=True)
+class PeriodNames:
+    """Names of the two compared periods, as a reason sentence says them."""
+
+    latest: str
+    """``v2`` or ``the later half``."""
+    previous: str
+    """``v1`` or ``the earlier half``."""
+
+
+def _pct(failed: int, graded: int) -> str:
+    return f"{failed / graded:.0%} ({failed}/{graded})" if graded else "no graded conversations"
+
+
+def _p_text(p: float) -> str:
+    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    status: str
+    reason: str
+    compared: str
+    p_value: float | None
+    difference: tuple[float, float] | None
+    low_support: bool
+    fails_now: bool
+
+
+def _verdict(counts: tuple[int, int, int, int], rest: tuple[int, int, int, int],
+             names: PeriodNames, min_support: int) -> _Verdict | None:
+    """The status of one situation; None when it fails in neither period."""
+    g_now, f_now, g_before, f_before = counts
+    r_now_g, r_now_f, r_before_g, r_before_f = rest
+    now = above(f_now, g_now, r_now_f, r_now_g) < ALPHA
+    before = above(f_before, g_before, r_before_f, r_before_g) < ALPHA
+    if not now and not before:
+        return None
+    low = g_now < min_support
+    latest = f"{_pct(f_now, g_now)} in {names.latest}"
+    previous = f"{_pct(f_before, g_before)} in {names.previous}"
+    if g_now == 0:
+        return _Verdict("uncertain", f"no recent data: failed {previous} and has no graded "
+                        f"conversation in {names.latest}", "versions", None, None, True, False)
+    if now and g_before == 0:
+        p = fisher_exact(f_now, g_now - f_now, r_now_f, r_now_g - r_now_f)
+        difference = newcombe(f_now, g_now, r_now_f, r_now_g)
+        sentence = (f"fails {latest} vs {_pct(r_now_f, r_now_g)} for the rest of "
+                    f"{names.latest}, with no earlier data; {_p_text(p)}")
+        if low:
+            return _Verdict("uncertain", f"low support ({g_now} graded, fewer than "
+                            f"{min_support}): {sentence}", "baseline", p, difference, True, True)
+        return _Verdict("new", sentence, "baseline", p, difference, False, True)
+    p = fisher_exact(f_now, g_now - f_now, f_before, g_before - f_before)
+    difference = newcombe(f_now, g_now, f_before, g_before)
+    sentence = f"fails {latest} vs {previous}; {_p_text(p)}"
+    up = f_now * g_before > f_before * g_now
+    if now and before:
+        status = "persistent"
+    elif now:
+        status = "new" if p < ALPHA and up else "uncertain"
+        if status == "uncertain":
+            sentence += f"; the change is not significant ({_pct(r_before_f, r_before_g)} " \
+                f"for the rest of {names.previous})"
+    else:
+        status = "fixed" if p < ALPHA and not up else "uncertain"
+        if status == "uncertain":
+            sentence += "; the decrease is not significant"
+    if low:
+        sentence = f"low support ({g_now} graded in {names.latest}, fewer than " \
+            f"{min_support}): {sentence}"
+        status = "uncertain"
+    return _Verdict(status, sentence, "versions", p, difference, low, now)
+
+
+# --------------------------------------------------------------------------- the whole
+
+
+def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
+                    exploration: float = 0.2,
+                    min_support: int = MIN_SUPPORT) -> list[Situation]:
+    """The situations of the conversations, with statuses, priority and budget share.
+
+    Needs the temporary ``conversation_periods`` table and ``conversation_coordinates``
+    view (periods.sql, coordinates.sql); builds ``coordinate_profiles`` (profiles.sql)."""
+    cursor.execute(load_sql("processor", "profiles.sql"))
+    profiles = load_profiles(cursor)
+    if len(profiles.n) == 0:
+        return []
+    combos = combos_of(profiles)
+    found = discover(profiles, combos, LATEST) + discover(profiles, combos, PREVIOUS)
+    totals = [profiles.counts(np.ones(len(profiles.n), dtype=bool), p)
+              for p in (LATEST, PREVIOUS)]
+
+    def excess(item: Found) -> float:  # over both periods, each against its own rate
+        mask = profiles.mask(item.coordinates)
+        return sum(f - g * (total_f / total_g if total_g else 0.0)
+                   for (g, f), (total_g, total_f) in zip(
+                       (profiles.counts(mask, p) for p in (LATEST, PREVIOUS)), totals,
+                       strict=True))
+
+    found.sort(key=lambda item: (-excess(item), profiles.named(item.coordinates)))
+    failing_all = profiles.graded & profiles.failed
+    kept: list[tuple[Found, np.ndarray]] = []
+    seen: set[tuple[tuple[int, int], ...]] = set()
+    for item in found:
+        key = tuple(sorted(item.coordinates))
+        if key in seen:
+            continue
+        seen.add(key)
+        mask = profiles.mask(item.coordinates)
+        mine = int(profiles.n[mask & failing_all].sum())
+        if any(int(profiles.n[mask & other & failing_all].sum())
+               >= COINCIDE * max(mine, int(profiles.n[other & failing_all].sum()))
+               for _, other in kept):
+            continue
+        kept.append((item, mask))
+    # the smaller first: a larger one is judged without the members of those inside it
+    kept.sort(key=lambda pair: (int(profiles.n[pair[1]].sum()),
+                                profiles.named(pair[0].coordinates)))
+    situations = []
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    claimed_by: list[tuple[str, np.ndarray]] = []
+    for item, mask in kept:
+        coordinates = profiles.named(item.coordinates)
+        label = situation_label(coordinates)
+        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
+        own = mask & ~claimed
+        judged = [profiles.counts(own, p) for p in (LATEST, PREVIOUS)]
+        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
+                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
+        (g_now, f_now), (g_before, f_before) = judged
+        verdict = _verdict((g_now, f_now, g_before, f_before), rest, names, min_support)
+        if verdict is None:
+            continue  # its excess is explained by the situations inside it
+        inside = [other for other, other_mask in claimed_by
+                  if int(profiles.n[mask & other_mask].sum())]
+        reason = verdict.reason
+        if judged != counts:
+            reason = f"without the conversations of {' and '.join(inside)}: {reason}"
+        claimed |= mask
+        claimed_by.append((label, mask))
+        rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
+            (f_before / g_before, g_before) if g_before else (0.0, 0))
+        priority = WEIGHTS[verdict.status] * rate * math.sqrt(graded)
+        (g_now, f_now), (g_before, f_before) = counts
+        situations.append(Situation(
+            situation_id=situation_id(label), label=label, coordinates=coordinates,
+            conversations=int(profiles.n[mask].sum()),
+            graded_latest=g_now, failed_latest=f_now, graded_previous=g_before,
+            failed_previous=f_before, interval_latest=wilson(f_now, g_now),
+            interval_previous=wilson(f_before, g_before),
+            baseline_latest=rest[1] / rest[0] if rest[0] else None,
+            baseline_previous=rest[3] / rest[2] if rest[2] else None,
+            difference=verdict.difference, p_value=verdict.p_value, compared=verdict.compared,
+            status=verdict.status, reason=reason, low_support=verdict.low_support,
+            priority=priority, budget_share=0.0,
+            cells=_cells(profiles, combos, mask)))
+    total = sum(s.priority for s in situations)
+    order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3}
+    situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority
+                               / total if total else 0.0}) for s in situations]
+    return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
+
+
+def _cells(profiles: Profiles, combos: Sequence[Combo], mask: np.ndarray) -> tuple[str, ...]:
+    """Labels of the cells whose failing members largely coincide with the situation's."""
+    failing = np.where(profiles.graded & profiles.failed, profiles.n, 0)
+    mine = int(failing[mask].sum())
+    base = max(1, len(profiles.values))
+    found: list[tuple[int, str]] = []
+    for combo in combos:
+        total = np.bincount(combo.cell_of, weights=failing, minlength=len(combo.keys))
+        common = np.bincount(combo.cell_of, weights=np.where(mask, failing, 0),
+                             minlength=len(combo.keys))
+        for index in np.flatnonzero(common >= CELL_COINCIDE * np.maximum(total, mine)):
+            if common[index] > 0:
+                coordinates = profiles.named(decode(combo, int(combo.keys[index]), base))
+                found.append((-int(common[index]), situation_label(coordinates)))
+    return tuple(label for _, label in sorted(found))
+
+
+_SITUATION_COLUMNS = (
+    "situation_id", "label", "coordinates", "latest_version", "previous_version",
+    "conversations", "graded_latest", "failed_latest", "graded_previous", "failed_previous",
+    "fail_rate_latest", "low_latest", "high_latest", "fail_rate_previous", "low_previous",
+    "high_previous", "baseline_latest", "baseline_previous", "diff_low", "diff_high",
+    "p_value", "compared", "status", "reason", "low_support", "priority", "budget_share",
+    "cells", "computed_unix_nano")
+
+
+def store_situations(cursor: duckdb.DuckDBPyConnection, situations: Sequence[Situation],
+                     latest: str | None, previous: str | None) -> None:
+    """Replace the situations and their members (inside the caller's transaction).
+
+    Members are every conversation matching all coordinates, with its period and outcome
+    (needs ``conversation_coordinates`` and ``conversation_periods``)."""
+    now = time.time_ns()
+    cursor.execute("DELETE FROM situation_members")
+    cursor.execute("DELETE FROM situations")
+    if not situations:
+        return
+    rows = []
+    for s in situations:
+        difference = s.difference or (None, None)
+        rows.append((
+            s.situation_id, s.label,
+            orjson.dumps([{"axis": a, "value": v} for a, v in s.coordinates]).decode(),
+            latest, previous, s.conversations, s.graded_latest, s.failed_latest,
+            s.graded_previous, s.failed_previous, s.fail_rate_latest, *s.interval_latest,
+            s.fail_rate_previous, *s.interval_previous, s.baseline_latest,
+            s.baseline_previous, *difference, s.p_value, s.compared, s.status, s.reason,
+            s.low_support, s.priority, s.budget_share, orjson.dumps(list(s.cells)).decode(),
+            now))
+    table = pa.Table.from_pylist([dict(zip(_SITUATION_COLUMNS, row, strict=True))
+                                  for row in rows])
+    coordinates = pa.Table.from_pylist([
+        {"situation_id": s.situation_id, "axis": a, "value": v, "size": len(s.coordinates)}
+        for s in situations for a, v in s.coordinates])
+    cursor.register("new_situations", table)
+    cursor.register("situation_coordinates", coordinates)
+    try:
+        cursor.execute(load_sql("processor", "insert_situations.sql"))
+        cursor.execute(load_sql("processor", "insert_situation_members.sql"))
+    finally:
+        cursor.unregister("new_situations")
+        cursor.unregister("situation_coordinates")

@@ -1,0 +1,312 @@
+"""Situations and their statuses, on real DuckDB stores built row by row.
+
+Each test writes ``conversations`` rows into a real store file (the columns the processor
+fills, with the coordinates and outcomes a scenario needs), runs the real ``process()``
+(no spans: the map is computed from the stored conversations) and reads back the
+``situations``, ``situation_members`` and ``failure_map`` tables.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+import pytest
+
+from processor.axes import AXES
+from processor.run import ProcessOptions, process
+from tracemill.store import Store, load_sql, open_store
+
+_DEFAULTS = {"tool": "lookup", "tool_condition": "success", "world_state": "entity_exists",
+             "history": "fresh", "user_stance": "ordinary", "policy_rule": "task_success"}
+_INSERT = """
+INSERT INTO conversations (conversation_id, trace_ids, user_turns, assistant_turns, steps,
+    errors, content_missing, start_unix_nano, end_unix_nano, evaluations, model_version,
+    outcome, tool, tool_condition, world_state, history, user_stance, policy_rule,
+    score_attributes, processed_unix_nano)
+VALUES (?, [?], [], [], '[]', [], false, ?, ?, '[]', ?, ?, ?, ?, ?, ?, ?, ?, [], 0)
+"""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One conversation of a scenario."""
+
+    version: str
+    outcome: str | None
+    coordinates: Mapping[str, str]
+
+
+class Scenario:
+    """Conversations written into a real store, numbered in the order they are added."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+
+    def add(self, version: str, failed: int, passed: int, ungraded: int = 0,
+            **coordinates: str) -> None:
+        for outcome, count in (("fail", failed), ("pass", passed), (None, ungraded)):
+            self.rows += [Row(version, outcome, coordinates)] * count
+
+    def background(self, version: str, count: int, fail_rate: float, seed: int,
+                   **choices: tuple[str, ...]) -> None:
+        """``count`` conversations with coordinates drawn from ``choices`` (others at their
+        defaults) failing at ``fail_rate``."""
+        rng = random.Random(seed)
+        for _ in range(count):
+            coordinates = {axis: rng.choice(values) for axis, values in choices.items()}
+            outcome = "fail" if rng.random() < fail_rate else "pass"
+            self.rows.append(Row(version, outcome, coordinates))
+
+    def write(self, store: Store) -> None:
+        values = []
+        for index, row in enumerate(self.rows):
+            axes = {**_DEFAULTS, **row.coordinates}
+            start = (1 if row.version == "v1" else 10_000) + index
+            values.append([f"c{index:05d}", f"t{index:05d}", start, start + 1, row.version,
+                           row.outcome, *(axes[axis] for axis in _ORDER)])
+        with store.transaction() as cursor:
+            cursor.executemany(_INSERT, values)
+
+
+_ORDER = ("tool", "tool_condition", "world_state", "history", "user_stance", "policy_rule")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Store]:
+    opened = open_store(tmp_path / "situations.duckdb")
+    yield opened
+    opened.close()
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A situation as stored."""
+
+    situation_id: str
+    label: str
+    status: str
+    reason: str
+    low_support: bool
+    compared: str
+    p_value: float | None
+    diff_low: float | None
+    diff_high: float | None
+    counts: tuple[int, int, int, int]
+    budget_share: float
+    priority: float
+    cells: tuple[str, ...]
+
+
+def _run(store: Store, scenario: Scenario, **options: object) -> dict[str, Stored]:
+    scenario.write(store)
+    process(store, ProcessOptions(**options))  # type: ignore[arg-type]
+    rows = store.query(
+        "SELECT situation_id, label, status, reason, low_support, compared, p_value, "
+        "diff_low, diff_high, graded_latest, failed_latest, graded_previous, "
+        "failed_previous, budget_share, priority, cells FROM situations")
+    return {row[1]: Stored(row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7],
+                           row[8], (row[9], row[10], row[11], row[12]), row[13], row[14],
+                           tuple(orjson.loads(row[15]))) for row in rows}
+
+
+def _members(store: Store, situation_id: str) -> dict[str, tuple[str | None, bool | None]]:
+    return {c: (period, failed) for c, period, failed in store.query(
+        "SELECT conversation_id, period, failed FROM situation_members WHERE situation_id = ?",
+        [situation_id])}
+
+
+def test_a_pair_inside_a_near_everything_superset_is_one_situation(store: Store) -> None:
+    scenario = Scenario()
+    tools = ("lookup", "refund", "update", "cancel")
+    for version, seed in (("v1", 1), ("v2", 2)):
+        # 2,700 background conversations, 90% of them history=fresh & policy=task_success
+        scenario.background(version, 1350, 0.08, seed, tool=tools,
+                            user_stance=("ordinary", "hurried", "unsure"))
+        scenario.background(version, 150, 0.08, seed + 10, tool=tools,
+                            history=("repeat_visit",), policy_rule=("escalation",))
+        # the world state occurs with other tools too, failing at the background rate
+        scenario.background(version, 150, 0.08, seed + 20, tool=tools[:3],
+                            world_state=("already_acted_on",))
+    # the planted situation: every member fresh & task_success, so that superset holds it
+    scenario.add("v1", 3, 67, tool="cancel", world_state="already_acted_on")
+    scenario.add("v2", 49, 21, tool="cancel", world_state="already_acted_on")
+    situations = _run(store, scenario)
+
+    assert list(situations) == ["tool=cancel & world_state=already_acted_on"]
+    found = situations["tool=cancel & world_state=already_acted_on"]
+    assert found.status == "new" and found.compared == "versions"
+    assert found.counts == (70, 49, 70, 3)
+    assert found.reason == "fails 70% (49/70) in v2 vs 4% (3/70) in v1; p < 0.001"
+    assert found.p_value is not None and found.p_value < 1e-10
+    assert found.diff_low is not None and found.diff_high is not None
+    assert 0.5 < found.diff_low < 0.66 < found.diff_high < 0.8
+    # the supersets are detail only: cells of the map, never flagged on their own
+    cells = dict(((a, va, b, vb), status) for a, va, b, vb, status in store.query(
+        "SELECT axis_a, value_a, axis_b, value_b, status FROM failure_map"))
+    assert cells[("history", "fresh", "policy_rule", "task_success")] == "passing"
+    assert cells[("tool", "cancel", "*", "*")] == "passing"
+    assert cells[("tool", "cancel", "world_state", "already_acted_on")] == "new"
+    assert "tool=cancel & world_state=already_acted_on" in found.cells
+    assert "history=fresh & policy_rule=task_success" not in found.cells
+    # each member listed once, with its period and outcome
+    members = _members(store, found.situation_id)
+    assert len(members) == 140
+    assert sum(failed is True for period, failed in members.values()
+               if period == "latest") == 49
+    assert {period for period, _ in members.values()} == {"latest", "previous"}
+
+
+def test_a_fall_from_39_to_0_percent_is_fixed(store: Store) -> None:
+    scenario = Scenario()
+    for version, seed in (("v1", 3), ("v2", 4)):
+        scenario.background(version, 600, 0.05, seed, tool=("lookup", "refund", "update"),
+                            user_stance=("ordinary", "hurried"))
+        scenario.background(version, 100, 0.05, seed + 20, tool=("lookup", "update"),
+                            world_state=("missing",))
+    scenario.add("v1", 18, 28, tool="refund", world_state="missing")
+    scenario.add("v2", 0, 30, tool="refund", world_state="missing")
+    situations = _run(store, scenario)
+    fixed = situations["tool=refund & world_state=missing"]
+    assert fixed.status == "fixed" and not fixed.low_support
+    assert fixed.reason == "fails 0% (0/30) in v2 vs 39% (18/46) in v1; p < 0.001"
+    assert fixed.diff_high is not None and fixed.diff_high < 0
+    assert [s.status for s in situations.values()] == ["fixed"]
+
+
+def test_a_single_coordinate_at_14_of_14_is_flagged(store: Store) -> None:
+    scenario = Scenario()
+    for version, seed in (("v1", 5), ("v2", 6)):
+        scenario.background(version, 500, 0.06, seed, tool=("lookup", "refund", "update"),
+                            world_state=("entity_exists", "missing"),
+                            history=("fresh", "repeat_visit"))
+    # spread over tools, world states and histories: only the single coordinate holds it
+    rng = random.Random(7)
+    for _ in range(14):
+        scenario.add("v2", 1, 0, user_stance="frustrated",
+                     tool=rng.choice(("lookup", "refund", "update")),
+                     world_state=rng.choice(("entity_exists", "missing")),
+                     history=rng.choice(("fresh", "repeat_visit")))
+    situations = _run(store, scenario)
+    found = situations["user_stance=frustrated"]
+    assert found.status == "new" and not found.low_support
+    assert found.compared == "baseline"  # no earlier data: against the rest of v2
+    assert found.counts == (14, 14, 0, 0)
+    assert found.p_value is not None and found.p_value < 1e-6
+    assert found.diff_low is not None and found.diff_high is not None
+    assert (found.diff_low, found.diff_high) != (-1.0, 1.0) and found.diff_low > 0.5
+    assert found.reason.startswith("fails 100% (14/14) in v2 vs ")
+    assert "for the rest of v2, with no earlier data; p < 0.001" in found.reason
+
+
+def test_three_of_three_vs_two_of_two_is_uncertain_with_low_support(store: Store) -> None:
+    scenario = Scenario()
+    scenario.add("v1", 0, 80, tool="lookup")
+    scenario.add("v2", 0, 80, tool="lookup")
+    scenario.add("v1", 2, 0, tool="refund", history="repeat_visit")
+    scenario.add("v2", 3, 0, tool="refund", history="repeat_visit")
+    situations = _run(store, scenario)
+    (found,) = situations.values()
+    assert found.counts == (3, 3, 2, 2)
+    assert found.status == "uncertain" and found.low_support
+    assert found.reason.startswith("low support (3 graded in v2, fewer than 10): fails "
+                                   "100% (3/3) in v2 vs 100% (2/2) in v1")
+    # the minimum is a setting
+    lowered = _recompute(store, min_support=2)
+    assert lowered[found.label].status == "persistent"
+
+
+def _recompute(store: Store, **options: object) -> dict[str, Stored]:
+    process(store, ProcessOptions(**options))  # type: ignore[arg-type]
+    rows = store.query("SELECT label, status FROM situations")
+    return {label: Stored("", label, status, "", False, "", None, None, None, (0, 0, 0, 0),
+                          0.0, 0.0, ()) for label, status in rows}
+
+
+def test_statuses_ids_members_and_budget(store: Store) -> None:
+    scenario = Scenario()
+    for version, seed in (("v1", 8), ("v2", 9)):
+        scenario.background(version, 800, 0.05, seed, tool=("lookup", "refund", "update",
+                                                              "cancel"),
+                            user_stance=("ordinary", "hurried", "unsure"))
+        scenario.background(version, 100, 0.05, seed + 20, tool=("lookup", "update"),
+                            world_state=("already_acted_on",))
+        scenario.background(version, 100, 0.05, seed + 30, tool=("lookup", "update"),
+                            tool_condition=("timeout",))
+    scenario.add("v1", 3, 58, tool="cancel", world_state="already_acted_on")
+    scenario.add("v2", 49, 21, 4, tool="cancel", world_state="already_acted_on")
+    scenario.add("v1", 30, 20, tool="refund", tool_condition="timeout")
+    scenario.add("v2", 33, 22, tool="refund", tool_condition="timeout")
+    scenario.add("v1", 2, 60, history="repeat_visit", policy_rule="escalation")
+    scenario.add("v2", 5, 57, history="repeat_visit", policy_rule="escalation")
+    situations = _run(store, scenario)
+    statuses = {label: s.status for label, s in situations.items()}
+    assert statuses == {"tool=cancel & world_state=already_acted_on": "new",
+                        "tool=refund & tool_condition=timeout": "persistent"}
+    new = situations["tool=cancel & world_state=already_acted_on"]
+    assert new.reason == "fails 70% (49/70) in v2 vs 5% (3/61) in v1; p < 0.001"
+    for label, situation in situations.items():
+        assert situation.situation_id == "s-" + hashlib.sha256(label.encode()).hexdigest()[:10]
+        members = _members(store, situation.situation_id)
+        graded_latest = sum(period == "latest" and failed is not None
+                            for period, failed in members.values())
+        assert graded_latest == situation.counts[0]
+    # ungraded members are members too, with failed NULL
+    assert sum(failed is None for _, failed in _members(store, new.situation_id).values()) == 4
+    # new before persistent; the shares spend 1 - exploration on situations
+    assert new.priority > situations["tool=refund & tool_condition=timeout"].priority
+    assert sum(s.budget_share for s in situations.values()) == pytest.approx(0.8)
+    # stable across runs
+    again = _recompute(store)
+    assert set(again) == set(situations)
+    assert {row[0] for row in store.query("SELECT situation_id FROM situations")} == {
+        s.situation_id for s in situations.values()}
+
+
+def test_no_recent_data_is_uncertain(store: Store) -> None:
+    scenario = Scenario()
+    scenario.background("v1", 400, 0.05, 10, tool=("lookup", "refund", "update"))
+    scenario.background("v1", 100, 0.05, 15, tool=("lookup", "refund"),
+                        world_state=("duplicate", "entity_exists"))
+    scenario.background("v2", 400, 0.05, 11, tool=("lookup", "refund"))
+    scenario.background("v2", 100, 0.05, 13, tool=("lookup", "refund"),
+                        world_state=("duplicate", "entity_exists"))
+    scenario.add("v1", 20, 10, tool="update", world_state="duplicate")
+    situations = _run(store, scenario)
+    found = situations["tool=update & world_state=duplicate"]
+    assert found.status == "uncertain" and found.low_support
+    assert found.reason.startswith("no recent data")
+    assert found.p_value is None and found.diff_low is None
+
+
+def test_one_version_compares_halves(store: Store) -> None:
+    scenario = Scenario()
+    scenario.background("v1", 600, 0.05, 12, tool=("lookup", "refund"))
+    scenario.background("v1", 100, 0.05, 14, tool=("lookup", "update"),
+                        world_state=("duplicate", "entity_exists"))
+    scenario.add("v1", 20, 10, tool="update", world_state="duplicate")
+    situations = _run(store, scenario)
+    (found,) = situations.values()
+    assert found.label == "tool=update & world_state=duplicate"
+    assert found.status in ("new", "persistent", "uncertain")
+    assert "the later half" in found.reason or "the earlier half" in found.reason
+
+
+def test_the_coordinates_view_lists_the_axes_of_processor_axes(store: Store) -> None:
+    scenario = Scenario()
+    scenario.add("v1", 1, 1, tool="refund")
+    scenario.write(store)
+    cursor = store.cursor()
+    try:
+        cursor.execute(load_sql("processor", "coordinates.sql"))
+        axes = {row[0] for row in cursor.execute(
+            "SELECT DISTINCT axis FROM conversation_coordinates").fetchall()}
+        rows = cursor.execute("SELECT count(*) FROM conversation_coordinates").fetchone()
+    finally:
+        cursor.close()
+    assert axes == set(AXES)
+    assert rows == (2 * len(AXES),)
