@@ -1,4 +1,5 @@
-"""The generator's commands: ``generate``, ``runs``, ``rollouts`` and ``judges``.
+"""The generator's commands: ``generate``, ``runs``, ``rollouts`` and ``judges`` (and,
+from :mod:`generator.export_commands`, ``split``, ``export`` and ``eval``).
 
 :func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
 arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code.
@@ -16,6 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from generator.export_commands import add_commands as add_export_commands
 from tracemill.config import Settings
 from tracemill.errors import ConfigError
 
@@ -83,6 +85,7 @@ def add_commands(commands: Any, common: Common) -> None:
     common(judges)
     judges.add_argument("--json", action="store_true", help="Print JSON.")
     judges.set_defaults(handler=_judges)
+    add_export_commands(commands, common)
 
 
 def _generate_options(parser: argparse.ArgumentParser) -> None:

@@ -196,6 +196,11 @@ def _messages(stored: Sequence[Mapping[str, Any]]) -> tuple[Message, ...]:
         tool_call_id=m.get("tool_call_id"), name=m.get("name")) for m in stored)
 
 
+def chat_messages(stored: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Stored messages (the generator's shape) in OpenAI chat format, as ``show`` gives them."""
+    return to_openai_messages(_messages(stored))
+
+
 def find_rollout(cursor: duckdb.DuckDBPyConnection, rollout_id: str) -> RolloutDetail | None:
     """One stored rollout in full, or None."""
     r = cursor.execute(load_sql("generator", "show_rollout.sql"), [rollout_id]).fetchone()
@@ -307,4 +312,4 @@ def render_detail(d: RolloutDetail) -> str:
 
 
 __all__ = ["CheckView", "LabelView", "RolloutDetail", "RolloutFilter", "RolloutSummary",
-           "find_rollout", "list_rollouts", "render_detail", "render_list"]
+           "chat_messages", "find_rollout", "list_rollouts", "render_detail", "render_list"]

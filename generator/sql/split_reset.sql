@@ -1,0 +1,2 @@
+-- Forget the stored split (`tracemill split --reset`).
+DELETE FROM splits;
