@@ -5,7 +5,15 @@ acknowledged (:mod:`collector.writer`); the materializer (:mod:`collector.materi
 decodes spooled requests in worker processes and stores them as rows exactly once.
 """
 
-from collector.decode import DecodedBatch, RequestCheck, check_request, decode_logs, decode_traces
+from collector.backlog import settle_spool, spool_backlog, store_spooled
+from collector.decode import (
+    DecodedBatch,
+    RequestCheck,
+    check_request,
+    decode_chunks,
+    decode_logs,
+    decode_traces,
+)
 from collector.errors import (
     Backpressure,
     CollectorError,
@@ -16,7 +24,8 @@ from collector.errors import (
 from collector.ingest import FileReport, ingest_file
 from collector.intake import Intake
 from collector.pipeline import Pipeline, spool_folder
-from collector.server import BoundAddresses, Collector, CollectorThread, run_forever
+from collector.server import BoundAddresses, Collector, CollectorThread, check_exposure, run_forever
+from collector.spool import SpoolBacklog
 from collector.stats import StoreStats, store_stats
 from collector.values import (
     attributes_from_json,
@@ -38,18 +47,24 @@ __all__ = [
     "InvalidRequest",
     "Pipeline",
     "RequestCheck",
+    "SpoolBacklog",
     "StoreStats",
     "Unauthenticated",
     "WriteFailed",
     "WriteResult",
     "attributes_from_json",
     "attributes_to_json",
+    "check_exposure",
     "check_request",
+    "decode_chunks",
     "decode_logs",
     "decode_traces",
     "ingest_file",
     "run_forever",
+    "settle_spool",
+    "spool_backlog",
     "spool_folder",
+    "store_spooled",
     "store_stats",
     "value_from_json",
     "value_to_json",

@@ -7,7 +7,8 @@
     │                        unsupported media type (gRPC INVALID_ARGUMENT, HTTP 400/413/415)
     ├── Unauthenticated      a bearer token is required and missing or wrong (UNAUTHENTICATED, 401)
     ├── Backpressure         the queue is full; retry after a delay (UNAVAILABLE + RetryInfo, 503)
-    └── WriteFailed          the store refused the commit; retryable (UNAVAILABLE, 503)
+    └── WriteFailed          the spool could not be written (disk full); retryable
+                         (UNAVAILABLE + RetryInfo, 503 + Retry-After)
 """
 
 from __future__ import annotations
@@ -42,4 +43,9 @@ class Backpressure(CollectorError):
 
 
 class WriteFailed(CollectorError):
-    """The store failed to commit; nothing of the request was acknowledged."""
+    """The spool could not be written (a full disk); nothing of the request was acknowledged."""
+
+    def __init__(self, message: str, retry_after: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        """Seconds the client should wait before retrying."""

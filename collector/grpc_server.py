@@ -66,14 +66,17 @@ class OtlpGrpcReceiver:
         self, signal: Signal
     ) -> Callable[[bytes, grpc.aio.ServicerContext], Awaitable[ExportResponse]]:
         async def export(request: bytes, context: grpc.aio.ServicerContext) -> ExportResponse:
+            peer = context.peer() or ""
             if self._expected_auth is not None and not self._authorized(context):
+                self._intake.refuse_unauthenticated(signal, "grpc", peer,
+                                                    self._token_given(context))
                 await context.abort(
                     grpc.StatusCode.UNAUTHENTICATED,
                     "missing or wrong bearer token: send metadata "
                     "'authorization: Bearer <token>' (OTEL_EXPORTER_OTLP_HEADERS)",
                 )
             try:
-                result = await self._intake.export(signal, request, "grpc")
+                result = await self._intake.export(signal, request, "grpc", peer=peer)
             except InvalidRequest as exc:
                 await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             except Backpressure as exc:
@@ -84,10 +87,14 @@ class OtlpGrpcReceiver:
                 )
             except WriteFailed as exc:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc),
-                                    trailing_metadata=_retry_metadata(str(exc), 1))
+                                    trailing_metadata=_retry_metadata(str(exc), exc.retry_after))
             return export_response(signal, result)
 
         return export
+
+    @staticmethod
+    def _token_given(context: grpc.aio.ServicerContext) -> bool:
+        return any(key == "authorization" for key, _ in context.invocation_metadata() or ())
 
     def _authorized(self, context: grpc.aio.ServicerContext) -> bool:
         assert self._expected_auth is not None

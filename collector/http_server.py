@@ -2,12 +2,13 @@
 
 Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
 ``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` (the process
-is up), ``GET /readyz`` (the writer accepts work), ``GET /metrics`` (Prometheus text),
+is up and its worker threads live; 503 naming the dead ones otherwise), ``GET /readyz``
+(the spool and the store accept work), ``GET /metrics`` (Prometheus text),
 ``GET /stats`` (store counts as JSON) and any other JSON documents the process adds (the
 failure map at ``/map`` when it processes); all but health need the token when set.
 Errors answer a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP specifies:
 400 malformed, 401 token, 413 too large, 415 media type or encoding, 503 + Retry-After
-under back-pressure.
+under back-pressure or while the disk is full.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any
 import orjson
 from google.rpc import code_pb2, status_pb2
 
-from collector.decode import Signal
+from collector.decode import NOTHING_REFUSED, Signal
 from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.intake import Intake
 from collector.metrics import Metrics
@@ -41,11 +42,13 @@ _ROUTES: dict[str, Signal] = {"/v1/traces": "traces", "/v1/logs": "logs"}
 
 class _HttpError(Exception):
     def __init__(self, status: int, code: int, message: str,
-                 headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+                 headers: tuple[tuple[bytes, bytes], ...] = (), *, logged: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.headers = headers
+        self.logged = logged
+        """Whether the intake already counted and logged this refusal."""
 
 
 class OtlpHttpApp:
@@ -53,12 +56,14 @@ class OtlpHttpApp:
 
     def __init__(self, intake: Intake, metrics: Metrics, *, auth_token: str | None,
                  max_message_bytes: int, ready: Callable[[], bool],
-                 documents: Mapping[str, Callable[[], str]]) -> None:
+                 documents: Mapping[str, Callable[[], str]],
+                 dead: Callable[[], list[str]] = list) -> None:
         self._intake = intake
         self._metrics = metrics
         self._expected_auth = f"Bearer {auth_token}".encode() if auth_token else None
         self._max = max_message_bytes
         self._ready = ready
+        self._dead = dead
         self._documents = dict(documents)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -66,7 +71,12 @@ class OtlpHttpApp:
             return
         path, method = scope["path"], scope["method"]
         if path == "/healthz":
-            await _send(send, 200, JSON, b'{"status":"ok"}')
+            dead = self._dead()
+            if dead:
+                await _send(send, 503, JSON, orjson.dumps(
+                    {"status": "worker thread died", "dead_threads": dead}))
+            else:
+                await _send(send, 200, JSON, b'{"status":"ok"}')
         elif path == "/readyz":
             ok = self._ready()
             await _send(send, 200 if ok else 503, JSON,
@@ -94,8 +104,12 @@ class OtlpHttpApp:
         headers = _headers(scope)
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         reply_type = JSON if content_type == JSON else PROTOBUF
+        client = scope.get("client")
+        peer = f"{client[0]}:{client[1]}" if client else ""
         try:
             if not self._authorized(scope):
+                self._intake.refuse_unauthenticated(signal, "http", peer,
+                                                    "authorization" in headers)
                 raise _HttpError(401, code_pb2.UNAUTHENTICATED,
                                  "missing or wrong bearer token: send 'Authorization: "
                                  "Bearer <token>' (OTEL_EXPORTER_OTLP_HEADERS)")
@@ -104,23 +118,36 @@ class OtlpHttpApp:
                                  f"unsupported Content-Type {content_type or '(none)'!r}: "
                                  f"send {PROTOBUF} or {JSON}")
             body = await self._read_body(headers, receive)
+            refused = NOTHING_REFUSED
+            payload = body
+            if content_type == JSON:
+                # OTLP/JSON parsing is pure Python: keep it off the event loop
+                loop = asyncio.get_running_loop()
+                try:
+                    converted = await loop.run_in_executor(None, json_to_protobuf, signal,
+                                                           body)
+                except InvalidRequest as exc:
+                    raise _HttpError(exc.http_status, code_pb2.INVALID_ARGUMENT,
+                                     str(exc)) from None
+                payload, refused = converted.payload, converted.refused
             try:
-                if content_type == JSON:
-                    # OTLP/JSON parsing is pure Python: keep it off the event loop
-                    loop = asyncio.get_running_loop()
-                    payload = await loop.run_in_executor(None, json_to_protobuf, signal, body)
-                else:
-                    payload = body
-                result = await self._intake.export(signal, payload, "http")
+                result = await self._intake.export(signal, payload, "http", peer=peer,
+                                                   refused=refused)
             except InvalidRequest as exc:
-                raise _HttpError(exc.http_status, code_pb2.INVALID_ARGUMENT, str(exc)) from None
+                raise _HttpError(exc.http_status, code_pb2.INVALID_ARGUMENT, str(exc),
+                                 logged=True) from None
             except Backpressure as exc:
                 raise _HttpError(503, code_pb2.UNAVAILABLE, str(exc),
-                                 ((b"retry-after", str(exc.retry_after).encode()),)) from None
+                                 ((b"retry-after", str(exc.retry_after).encode()),),
+                                 logged=True) from None
             except WriteFailed as exc:
                 raise _HttpError(503, code_pb2.UNAVAILABLE, str(exc),
-                                 ((b"retry-after", b"1"),)) from None
+                                 ((b"retry-after", str(exc.retry_after).encode()),),
+                                 logged=True) from None
         except _HttpError as exc:
+            if not exc.logged and exc.status != 401:
+                # refused before the intake saw it: too large, media type, not JSON
+                self._intake.refuse(signal, "http", peer, "invalid", str(exc))
             await _send(send, exc.status, reply_type,
                         _status_body(reply_type, exc.code, str(exc)), exc.headers)
             return

@@ -19,10 +19,10 @@ from typing import Any
 
 import orjson
 
-from collector.decode import Signal
+from collector.decode import NOTHING_REFUSED, Signal
 from collector.errors import InvalidRequest
 from collector.intake import Intake
-from collector.otlp_json import document_to_protobuf
+from collector.otlp_json import JsonRequest, document_to_protobuf
 from tracemill.errors import TracemillError
 
 
@@ -48,9 +48,10 @@ def ingest_file(intake: Intake, path: Path, protobuf_signal: Signal = "traces") 
     Raises TracemillError when the file cannot be read at all.
     """
     report = FileReport(path)
-    for where, signal, payload in _requests(path, protobuf_signal, report):
+    for where, signal, request in _requests(path, protobuf_signal, report):
         try:
-            result = intake.export_blocking(signal, payload, "file")
+            result = intake.export_blocking(signal, request.payload, "file", peer=where,
+                                            refused=request.refused)
         except InvalidRequest as exc:
             report.problems.append(f"{where}: {exc}")
             continue
@@ -79,10 +80,10 @@ def _read(path: Path) -> bytes:
 
 
 def _requests(path: Path, protobuf_signal: Signal,
-              report: FileReport) -> Iterator[tuple[str, Signal, bytes]]:
+              report: FileReport) -> Iterator[tuple[str, Signal, JsonRequest]]:
     data = _read(path)
     if data.lstrip()[:1] not in (b"{", b"["):
-        yield str(path), protobuf_signal, data
+        yield str(path), protobuf_signal, JsonRequest(data, NOTHING_REFUSED)
         return
     try:
         documents: list[tuple[str, Any]] = [(str(path), orjson.loads(data))]

@@ -11,9 +11,11 @@ decoded. Segments wholly behind the committed position are deleted.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -22,7 +24,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from collector.decode import DecodedBatch, decode
+from collector.decode import DecodedBatch, decode, decode_chunks
 from collector.metrics import Metrics
 from collector.spool import Spool, SpoolEntry
 from tracemill.store import Store, load_sql
@@ -75,7 +77,8 @@ class DecodePool:
 @dataclass
 class _Group:
     entries: list[SpoolEntry]
-    futures: list[Future[DecodedBatch]]
+    futures: list[Future[DecodedBatch] | None]
+    """Decoding under way per entry; None for a large request, decoded here in chunks."""
 
 
 class Materializer:
@@ -97,6 +100,7 @@ class Materializer:
                             for signal, (name, column) in _INSERTS.items()}
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
+        self._failures = 0
         position, commits = store.query("SELECT position, commits FROM collector_spool_cursor")[0]
         position = int(position)
         self._commits = int(commits)
@@ -127,6 +131,12 @@ class Materializer:
         """Whether the thread runs."""
         return self._thread.is_alive()
 
+    @property
+    def dead(self) -> bool:
+        """Whether the thread was started and ended without being asked to stop."""
+        return (self._thread.ident is not None and not self._thread.is_alive()
+                and not self._stop.is_set())
+
     def flush(self, timeout: float | None = 60.0) -> bool:
         """Wait until everything acknowledged so far is stored; False on timeout.
 
@@ -150,46 +160,99 @@ class Materializer:
         try:
             group: _Group | None = None
             while not self._stop.is_set():
-                if group is None:
-                    if not self._spool.wait_beyond(self.position, 0.2):
-                        continue
-                    group = self._next_group(self.position)
-                # decode the next group while this one is inserted
-                following = None
-                end = group.entries[-1].end
-                if self._spool.end > end:
-                    following = self._next_group(end)
-                if self._commit(cursor, group):
-                    group = following
-                else:
-                    for future in (following.futures if following else []):
-                        future.cancel()
+                try:
+                    group = self._step(cursor, group)
+                except Exception as exc:  # this thread must outlive any error
+                    self._failed(exc)
                     group = None
                     self._stop.wait(1.0)
         finally:
             cursor.close()
 
+    def _step(self, cursor: duckdb.DuckDBPyConnection, group: _Group | None) -> _Group | None:
+        """Store one group (reading it first if needed); return the group to store next."""
+        if group is None:
+            if not self._spool.wait_beyond(self.position, 0.2):
+                return None
+            group = self._next_group(self.position)
+        # decode the next group while this one is inserted
+        following = None
+        end = group.entries[-1].end
+        if self._spool.end > end:
+            following = self._next_group(end)
+        if self._commit(cursor, group):
+            return following
+        for future in (following.futures if following else []):
+            if future is not None:
+                future.cancel()
+        self._stop.wait(1.0)
+        return None
+
+    def store_all(self) -> int:
+        """Store everything spooled from the calling thread (the thread is not started).
+
+        Returns the spool bytes stored; raises the store's error when a commit fails.
+        """
+        cursor = self._store.cursor()
+        stored_from = self.position
+        try:
+            while self.position < self._spool.end:
+                self._store_group(cursor, self._next_group(self.position))
+        finally:
+            cursor.close()
+        return self.position - stored_from
+
+    def _failed(self, exc: Exception) -> None:
+        text = f"{type(exc).__name__}: {exc}" if not isinstance(exc, duckdb.Error) else str(exc)
+        if self.failing is None:
+            # once per episode: the first error explains the retries that follow
+            log.error("storing spooled requests failed; retrying every second (acknowledged "
+                      "requests stay in the spool)", exc_info=not isinstance(exc, duckdb.Error),
+                      extra={"fields": {"error": text, "backlog_bytes": self.backlog()}})
+        self.failing = text
+        self._failures += 1
+
     def _next_group(self, position: int) -> _Group:
         entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
-        return _Group(entries, [self._decoders.submit(entry) for entry in entries])
+        return _Group(entries, [None if entry.items > self._max_items
+                                else self._decoders.submit(entry) for entry in entries])
+
+    def _batches(self, group: _Group) -> Iterator[DecodedBatch]:
+        """The group's batches in spool order; a large request in chunks of max items."""
+        for entry, future in zip(group.entries, group.futures, strict=True):
+            if future is not None:
+                yield future.result()
+            else:
+                yield from decode_chunks(entry.signal, entry.read_payload(),
+                                         entry.received_unix_nano, self._max_items)
 
     def _commit(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> bool:
         try:
-            batches = [future.result() for future in group.futures]
+            for future in group.futures:
+                if future is not None:
+                    future.result()
         except BrokenProcessPool:
             log.error("a decode worker died; starting new workers and decoding again")
             self._decoders.restart()
             return False
+        try:
+            self._store_group(cursor, group)
+        except duckdb.Error as exc:
+            self._failed(exc)
+            return False
+        if self.failing is not None:
+            log.warning("storing spooled requests succeeds again", extra={"fields": {
+                "failed_attempts": self._failures, "error": self.failing}})
+            self.failing = None
+            self._failures = 0
+        return True
+
+    def _store_group(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> None:
         started = time.perf_counter()
         end = group.entries[-1].end
-        try:
-            stored = self._insert(cursor, batches, end, self._commits + 1)
-        except duckdb.Error as exc:
-            self.failing = str(exc)
-            log.error("storing spooled requests failed; retrying", extra={"fields": {
-                "error": str(exc), "backlog_bytes": self.backlog()}})
-            return False
-        self.failing = None
+        requests = {signal: sum(entry.signal == signal for entry in group.entries)
+                    for signal in self._insert_sql}
+        stored = self._insert(cursor, self._batches(group), requests, end, self._commits + 1)
         self._commits += 1
         self._metrics.observe_store(time.perf_counter() - started)
         for signal, (inserted, offered) in stored.items():
@@ -199,40 +262,78 @@ class Materializer:
             self._position = end
             self._progress.notify_all()
         self._spool.release_before(end)
-        return True
 
-    def _insert(self, cursor: duckdb.DuckDBPyConnection, batches: list[DecodedBatch],
-                end: int, sequence: int) -> dict[str, tuple[int, int]]:
-        stored: dict[str, tuple[int, int]] = {}
+    def _insert(self, cursor: duckdb.DuckDBPyConnection, batches: Iterator[DecodedBatch],
+                requests: dict[str, int], end: int,
+                sequence: int) -> dict[str, tuple[int, int]]:
+        """Insert the batches and move the cursor to ``end``, in one transaction.
+
+        Rows go in as slices of at most max_commit_items, so a group with one huge
+        request holds one slice in memory, not the request's rows.
+        """
+        tallies = {signal: _Tally() for signal in self._insert_sql}
+        waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._insert_sql}
         cursor.begin()
         try:
+            for batch in batches:
+                tally = tallies[batch.signal]
+                tally.add(batch)
+                waiting[batch.signal].append(batch.rows)
+                if sum(table.num_rows for table in waiting[batch.signal]) >= self._max_items:
+                    tally.inserted += self._insert_rows(cursor, batch.signal,
+                                                        waiting[batch.signal], sequence)
+                    waiting[batch.signal] = []
             now = time.time_ns()
-            for signal, (sql, time_column) in self._insert_sql.items():
-                mine = [batch for batch in batches if batch.signal == signal]
-                if not mine:
+            stored: dict[str, tuple[int, int]] = {}
+            for signal, tally in tallies.items():
+                if not requests[signal]:
                     continue
-                rows = pa.concat_tables([batch.rows for batch in mine])
-                inserted = 0
-                if rows.num_rows:
-                    bounds = pc.min_max(rows[time_column])
-                    cursor.register("incoming_rows", rows)
-                    try:
-                        result = cursor.execute(sql, [bounds["min"].as_py(),
-                                                      bounds["max"].as_py(),
-                                                      sequence]).fetchone()
-                    finally:
-                        cursor.unregister("incoming_rows")
-                    inserted = int(result[0]) if result else 0
+                tally.inserted += self._insert_rows(cursor, signal, waiting[signal], sequence)
                 cursor.execute(self._commit_sql, [
-                    now, signal, len(mine), sum(batch.received for batch in mine), inserted,
-                    rows.num_rows - inserted, sum(batch.rejected for batch in mine),
-                    sum(batch.payload_bytes for batch in mine), end,
+                    now, signal, requests[signal], tally.received, tally.inserted,
+                    tally.rows - tally.inserted, tally.rejected, tally.payload_bytes, end,
                 ])
-                stored[signal] = (inserted, rows.num_rows)
+                stored[signal] = (tally.inserted, tally.rows)
             cursor.execute("UPDATE collector_spool_cursor SET position = ?, commits = ?",
                            [end, sequence])
             cursor.commit()
         except BaseException:
-            cursor.rollback()
+            # A failed COMMIT (a full disk) has already ended the transaction; the error
+            # to report is the original one, not "cannot rollback - no transaction".
+            with contextlib.suppress(duckdb.Error):
+                cursor.rollback()
             raise
         return stored
+
+    def _insert_rows(self, cursor: duckdb.DuckDBPyConnection, signal: str,
+                     tables: list[pa.Table], sequence: int) -> int:
+        """Insert new rows (the anti-join drops ones already stored); returns how many."""
+        rows = pa.concat_tables(tables) if tables else None
+        if rows is None or not rows.num_rows:
+            return 0
+        sql, time_column = self._insert_sql[signal]
+        bounds = pc.min_max(rows[time_column])
+        cursor.register("incoming_rows", rows)
+        try:
+            result = cursor.execute(sql, [bounds["min"].as_py(), bounds["max"].as_py(),
+                                          sequence]).fetchone()
+        finally:
+            cursor.unregister("incoming_rows")
+        return int(result[0]) if result else 0
+
+
+@dataclass
+class _Tally:
+    """What one commit stored of one signal (for collector_commits and the metrics)."""
+
+    received: int = 0
+    rejected: int = 0
+    payload_bytes: int = 0
+    rows: int = 0
+    inserted: int = 0
+
+    def add(self, batch: DecodedBatch) -> None:
+        self.received += batch.received
+        self.rejected += batch.rejected
+        self.payload_bytes += batch.payload_bytes
+        self.rows += batch.rows.num_rows

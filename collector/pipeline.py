@@ -47,9 +47,18 @@ class Pipeline:
 
     @property
     def ready(self) -> bool:
-        """Whether requests are accepted and stored."""
+        """Whether requests are accepted and stored (not while the spool or store fails)."""
         return (self.writer.running and self.materializer.alive
-                and self.materializer.failing is None)
+                and self.writer.failing is None and self.materializer.failing is None)
+
+    def dead_threads(self) -> list[str]:
+        """Names of worker threads that died (for /healthz; empty when all is well)."""
+        dead = []
+        if self.writer.dead:
+            dead.append("tracemill-spool")
+        if self.materializer.dead:
+            dead.append("tracemill-materializer")
+        return dead
 
     def flush(self, timeout: float = 60.0) -> bool:
         """Wait until everything acknowledged so far is stored as rows."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import logging
 import os
@@ -21,6 +22,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import grpc
 import uvicorn
 
@@ -46,6 +48,33 @@ class BoundAddresses:
     """host:port of OTLP/HTTP, /healthz, /readyz and /metrics."""
 
 
+def check_exposure(settings: Settings) -> None:
+    """Refuse to listen beyond loopback with neither a token nor TLS, unless told to.
+
+    Raises TracemillError naming the address and the three ways out.
+    """
+    if settings.auth_token is not None or settings.tls_cert is not None:
+        return
+    if settings.insecure_listen:
+        return
+    for address in (settings.grpc_address, settings.http_address):
+        host, _ = split_address(address)
+        if not _loopback(host):
+            raise TracemillError(
+                f"refusing to listen on {address} without a token or TLS: anyone who "
+                "reaches it could write spans; set TRACEMILL_AUTH_TOKEN, or --tls-cert and "
+                "--tls-key, or pass --insecure-listen (TRACEMILL_INSECURE_LISTEN=true)")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name: it may resolve beyond this machine
+
+
 class _Uvicorn(uvicorn.Server):
     """uvicorn without its own signal handlers: the collector owns shutdown."""
 
@@ -59,6 +88,7 @@ class Collector:
 
     def __init__(self, settings: Settings, store: Store,
                  documents: Mapping[str, Callable[[], str]] | None = None) -> None:
+        check_exposure(settings)
         self.settings = settings
         self.store = store
         self.metrics = Metrics()
@@ -69,6 +99,7 @@ class Collector:
         self._http_app = OtlpHttpApp(
             self.intake, self.metrics, auth_token=token,
             max_message_bytes=settings.max_message_bytes, ready=lambda: self.pipeline.ready,
+            dead=self.pipeline.dead_threads,
             documents={"/stats": lambda: store_stats(store).model_dump_json(),
                        **(documents or {})},
         )
@@ -161,7 +192,13 @@ class Collector:
 
     def _close_pipeline(self) -> None:
         self.pipeline.close()
-        self.store.checkpoint()
+        try:
+            self.store.checkpoint()
+        except duckdb.Error as exc:
+            # A full disk: what is committed stays in the write-ahead log and what is
+            # not yet stored stays in the spool; the next start folds both in.
+            log.error("could not checkpoint the store on the way out; the next start "
+                      "finishes it", extra={"fields": {"error": str(exc)}})
 
 
 async def run_forever(collector: Collector, ready_file: Path | None = None) -> None:

@@ -19,6 +19,7 @@ corruption: it is skipped and counted, loudly.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import struct
@@ -77,6 +78,49 @@ class SpoolEntry:
             return handle.read(self.length)
 
 
+@dataclass(frozen=True)
+class SpoolBacklog:
+    """Durable requests in a spool beyond a position: acknowledged, not yet rows."""
+
+    folder: Path
+    """The spool folder."""
+    requests: int
+    """Export requests."""
+    items: int
+    """Spans and log records they hold (including ones rejected at intake)."""
+    payload_bytes: int
+    """Their request bytes."""
+
+
+def scan_backlog(folder: Path, position: int) -> SpoolBacklog:
+    """Count the records after ``position`` without opening the spool for writing.
+
+    Reads headers only (payloads are skipped, a torn tail ends the count), so it is cheap
+    even for gigabytes. A position outside the spool counts the whole spool, as the
+    materializer would read it all again.
+    """
+    starts = sorted(int(p.stem) for p in folder.glob("*" + _SUFFIX) if p.stem.isdigit())
+    sizes = {start: (folder / f"{start:020d}{_SUFFIX}").stat().st_size for start in starts}
+    if not starts or not starts[0] <= position <= starts[-1] + sizes[starts[-1]]:
+        position = starts[0] if starts else 0
+    requests = items = size = 0
+    for start in starts:
+        if start + sizes[start] <= position:
+            continue
+        offset = max(position - start, 0)
+        with (folder / f"{start:020d}{_SUFFIX}").open("rb") as handle:
+            while offset + _HEADER.size <= sizes[start]:
+                handle.seek(offset)
+                length, _, count, code, _ = _HEADER.unpack(handle.read(_HEADER.size))
+                if code not in _SIGNAL_NAMES or offset + _HEADER.size + length > sizes[start]:
+                    break
+                requests += 1
+                items += count
+                size += length
+                offset += _HEADER.size + length
+    return SpoolBacklog(folder, requests, items, size)
+
+
 class Spool:
     """An fsync'd append-only request log in segment files under one folder."""
 
@@ -101,8 +145,10 @@ class Spool:
                 handle.flush()
                 os.fsync(handle.fileno())
         self._end = last + valid
-        self._file = self._path(last).open("ab")
+        self._fd = _open_append(self._path(last))
         self._file_start = last
+        self._torn = False
+        """Whether a failed append may have left bytes after ``_end`` in the open segment."""
 
     def _path(self, start: int) -> Path:
         return self.folder / f"{start:020d}{_SUFFIX}"
@@ -120,7 +166,13 @@ class Spool:
             return self._starts[0]
 
     def append(self, requests: list[SpooledRequest]) -> int:
-        """Write the requests, fsync, and return the new end. Called from one thread."""
+        """Write the requests, fsync, and return the new end. Called from one thread.
+
+        Raises OSError (a full disk, an I/O error) with nothing of this group kept: the
+        bytes written are cut off again, so later records never follow a partial one.
+        If even the cut fails, it is retried before the next append, and until it
+        succeeds every append fails, so the spool stays a valid log.
+        """
         parts: list[bytes] = []
         size = 0
         for request in requests:
@@ -131,36 +183,47 @@ class Spool:
                                   _SIGNALS[request.signal], request.received_unix_nano)
             parts += (header, request.payload)
             size += len(header) + len(request.payload)
+        if self._torn:
+            self._cut()
         if self._end - self._file_start >= self._segment_bytes:
             self._rotate()
         try:
-            self._file.write(b"".join(parts))
-            self._file.flush()
-            os.fsync(self._file.fileno())
+            _write_all(self._fd, b"".join(parts))
+            os.fsync(self._fd)
         except OSError:
-            # Nothing of this group is acknowledged: cut it off so that later records
-            # do not follow a partial one.
-            self._file.close()
-            with self._path(self._file_start).open("r+b") as handle:
-                handle.truncate(self._end - self._file_start)
-            self._file = self._path(self._file_start).open("ab")
+            # Nothing of this group is acknowledged: cut it off now if the disk lets us,
+            # else before the next append.
+            self._torn = True
+            with contextlib.suppress(OSError):
+                self._cut()
             raise
         with self._lock:
             self._end += size
             self._lock.notify_all()
             return self._end
 
+    def _cut(self) -> None:
+        """Truncate the open segment back to the last durable record."""
+        os.ftruncate(self._fd, self._end - self._file_start)
+        os.fsync(self._fd)
+        self._torn = False
+
     def _rotate(self) -> None:
-        self._file.close()
         start = self._end
-        self._file = self._path(start).open("ab")
-        self._file_start = start
-        # make the new file's name durable before anything in it is acknowledged
-        descriptor = os.open(self.folder, os.O_RDONLY)
+        descriptor = _open_append(self._path(start))
         try:
-            os.fsync(descriptor)
-        finally:
+            # make the new file's name durable before anything in it is acknowledged
+            folder = os.open(self.folder, os.O_RDONLY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        except OSError:
             os.close(descriptor)
+            raise
+        os.close(self._fd)
+        self._fd = descriptor
+        self._file_start = start
         with self._lock:
             self._starts.append(start)
 
@@ -219,8 +282,13 @@ class Spool:
             self._path(start).unlink(missing_ok=True)
 
     def close(self) -> None:
-        """Close the open segment."""
-        self._file.close()
+        """Close the open segment (safe to call twice)."""
+        if self._fd >= 0:
+            if self._torn:
+                with contextlib.suppress(OSError):
+                    self._cut()
+            os.close(self._fd)
+            self._fd = -1
 
     def _valid_length(self, path: Path) -> int:
         data = path.read_bytes()
@@ -234,3 +302,15 @@ class Spool:
                 break
             offset = end
         return offset
+
+
+def _open_append(path: Path) -> int:
+    """An unbuffered append-only descriptor: a failed write leaves no buffer to re-flush."""
+    return os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(descriptor, view)
+        view = view[written:]

@@ -9,6 +9,7 @@ concurrent requests share the cost of durability.
 
 from __future__ import annotations
 
+import errno
 import logging
 import queue
 import threading
@@ -63,10 +64,14 @@ class SpoolWriter:
         self._queue: queue.SimpleQueue[_Pending | object] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="tracemill-spool", daemon=True)
         self._accepting = True
+        self._started = False
+        self._failing: str | None = None
+        self._failures = 0
         metrics.queue_capacity = max_queue_bytes
 
     def start(self) -> None:
         """Start the commit thread."""
+        self._started = True
         self._thread.start()
 
     @property
@@ -118,6 +123,16 @@ class SpoolWriter:
         if self._thread.is_alive():
             self._thread.join()
 
+    @property
+    def failing(self) -> str | None:
+        """The spool error while appends keep failing (None when the last one succeeded)."""
+        return self._failing
+
+    @property
+    def dead(self) -> bool:
+        """Whether the commit thread was started and has died (it should never)."""
+        return self._started and not self._thread.is_alive() and self._accepting
+
     def _run(self) -> None:
         stopping = False
         while not stopping:
@@ -142,12 +157,33 @@ class SpoolWriter:
         started = time.perf_counter()
         try:
             self._spool.append([pending.request for pending in group])
-        except OSError as exc:
-            log.error("spool write failed", extra={"fields": {"error": str(exc)}})
-            for pending in group:
-                pending.future.set_exception(WriteFailed(
-                    f"the collector could not write its spool ({exc.strerror}); retry later"))
+        except Exception as exc:  # this thread must outlive any one error
+            self._failed(group, exc)
             return
+        if self._failing is not None:
+            log.warning("spool writes succeed again", extra={"fields": {
+                "failed_groups": self._failures, "error": self._failing}})
+            self._failing = None
+            self._failures = 0
         self._metrics.observe_commit(time.perf_counter() - started)
         for pending in group:
             pending.future.set_result(pending.result)
+
+    def _failed(self, group: list[_Pending], exc: Exception) -> None:
+        if isinstance(exc, OSError):
+            cause = exc.strerror or str(exc)
+            if exc.errno == errno.ENOSPC:
+                cause = f"the disk holding {self._spool.folder} is full ({cause})"
+        else:
+            cause = f"{type(exc).__name__}: {exc}"
+        if self._failing is None:
+            # logged once per episode: the first error is the one that explains the rest
+            log.error("spool write failed; answering UNAVAILABLE until it succeeds again",
+                      exc_info=not isinstance(exc, OSError),
+                      extra={"fields": {"error": cause, "folder": str(self._spool.folder)}})
+            self._failing = cause
+        self._failures += 1
+        for pending in group:
+            pending.future.set_exception(WriteFailed(
+                f"the collector could not write its spool: {cause}; nothing of this "
+                f"request was kept, retry after {self._retry_after}s", self._retry_after))

@@ -226,7 +226,26 @@ def _describe_process(pid: int | None) -> str | None:
     return command[:200] or None
 
 
-def open_configured(settings: Settings, **options: Any) -> Store:
-    """Open the store a command's settings name, with their DuckDB limits."""
-    return open_store(settings.db, memory_limit=settings.db_memory_limit,
-                      checkpoint_threshold=settings.db_checkpoint_threshold, **options)
+def open_configured(settings: Settings, *, store_spool: bool = True, **options: Any) -> Store:
+    """Open the store a command's settings name, with their DuckDB limits.
+
+    With ``store_spool`` (the default, for commands that read the store), requests a
+    collector acknowledged but did not store yet are stored first, or a notice on stderr
+    says how many the store lacks (:func:`collector.backlog.settle_spool`).
+    """
+    def reopen(read_only: bool) -> Store:
+        return open_store(settings.db, memory_limit=settings.db_memory_limit,
+                          checkpoint_threshold=settings.db_checkpoint_threshold,
+                          **{**options, "read_only": read_only})
+
+    store = reopen(bool(options.get("read_only", False)))
+    if not store_spool:
+        return store
+    # imported here: the collector owns the spool and itself imports this module
+    from collector.backlog import settle_spool
+
+    try:
+        return settle_spool(store, settings, reopen)
+    except BaseException:
+        store.close()
+        raise

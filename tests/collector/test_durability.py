@@ -18,33 +18,11 @@ import grpc
 import psutil
 import pytest
 
+from tests.collector.serving import ServeProcess as ServeProcess  # tests/processor import it here
 from tests.support.otlp import genai_span, kv, trace_request
 
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 pytestmark = pytest.mark.integration
-
-
-class ServeProcess:
-    """`python -m tracemill serve` on free ports, with its ready file read."""
-
-    def __init__(self, db: Path, tmp: Path, *extra: str) -> None:
-        ready = tmp / f"ready-{time.monotonic_ns()}.json"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
-             "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
-             "--ready-file", str(ready), "--log-format", "text", "--log-level", "debug",
-             *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.process.kill()
-                raise AssertionError(f"serve did not start: {self.process.communicate()}")
-            time.sleep(0.05)
-        info = json.loads(ready.read_text())
-        self.grpc = info["grpc"]
-        self.http = info["http"]
-        assert info["pid"] == self.process.pid
 
 
 Serve = Callable[..., ServeProcess]
@@ -170,13 +148,13 @@ def test_serve_keeps_the_failure_map_current(serve: Serve, tmp_path: Path) -> No
     cells: list[dict[str, Any]] = []
     while time.monotonic() < deadline and not cells:
         result = subprocess.run(
-            [sys.executable, "-m", "tracemill", "map", "--db", str(db), "--json", "--all",
-             "--http-address", server.http], capture_output=True, text=True, timeout=60)
+            [sys.executable, "-m", "tracemill", "map", "--db", str(db), "--cells", "--json",
+             "--all", "--http-address", server.http], capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
         cells = json.loads(result.stdout)
         time.sleep(0.5)
     graded = [cell for cell in cells if cell["axis_b"] == "*" and cell["axis_a"] == "tool"]
-    assert graded and graded[0]["graded_latest"] + graded[0]["graded_previous"] == 6
+    assert graded and graded[0]["latest"]["graded"] + graded[0]["previous"]["graded"] == 6
     report = subprocess.run(
         [sys.executable, "-m", "tracemill", "report", "--db", str(db), "--out",
          str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
