@@ -22,10 +22,11 @@ import orjson
 import pyarrow as pa
 
 from processor.assemble import assemble
-from processor.axes import Situation, policy_rule, situate
+from processor.axes import Situation, policy_rule, situate, user_turn_steps
 from processor.options import ProcessOptions
 from processor.outcomes import Label, decide, unread_scores
 from processor.records import LogRow, SpanRow
+from processor.transcript import chat_messages_json
 
 __all__ = ["COLUMNS", "ChunkInput", "build_chunk"]
 
@@ -49,7 +50,8 @@ COLUMNS: tuple[str, ...] = (
     "agent_name", "model_version", "model_version_source", "content_missing",
     "start_unix_nano", "end_unix_nano", "outcome", "reward", "outcome_source", "labeled_by",
     "evaluations", "failure_class", "tool", "tool_condition", "world_state", "history",
-    "user_stance", "policy_rule", "score_attributes", "processed_unix_nano")
+    "user_stance", "policy_rule", "tools", "focal_step", "score_attributes",
+    "processed_unix_nano", "messages")
 """The conversations table's columns, in the order :func:`build_chunk` fills them."""
 
 
@@ -155,7 +157,8 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
     policy = policy_rule(outcome, options.policy_clauses, conversation.final_reply,
                          conversation.steps)
     situation = situate(first_ask=conversation.first_ask, user_turns=conversation.user_turns,
-                        steps=conversation.steps, policy_rule=policy)
+                        steps=conversation.steps, policy_rule=policy,
+                        turn_steps=user_turn_steps(assembled.transcript))
     return (
         conversation_id,
         list(conversation.trace_ids),
@@ -184,4 +187,5 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
         *(getattr(situation, name) for name in _SITUATION_FIELDS),
         unread_scores(spans, options.reward_keys),
         now,
+        chat_messages_json(assembled.transcript, conversation.steps, assembled.contents),
     )

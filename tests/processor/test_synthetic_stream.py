@@ -158,48 +158,55 @@ def _steps(read: _Read) -> list[tuple[str, dict[str, object], str]]:
             for _, attributes, error in sorted(read.tools, key=lambda item: item[0])]
 
 
+def _signal(condition: str, result: dict[str, object]) -> str | None:
+    """The world-state signal of one step's result, if any."""
+    status = str(result.get("status", ""))
+    if condition == "not_found":
+        return "missing"
+    if status.startswith("already_"):
+        return "already_acted_on"
+    if result.get("duplicate") is True:
+        return "duplicate"
+    if status == "partial":
+        return "partially_completed"
+    return None
+
+
 def _signals(steps: list[tuple[str, dict[str, object], str]]) -> list[str]:
     """The world-state signals of each step, in step order."""
     signals = []
     for condition, result, _ in steps:
-        status = str(result.get("status", ""))
-        if condition == "not_found":
-            signals.append("missing")
-        if status.startswith("already_"):
-            signals.append("already_acted_on")
-        if result.get("duplicate") is True:
-            signals.append("duplicate")
-        if status == "partial":
-            signals.append("partially_completed")
+        signal = _signal(condition, result)
+        if signal is not None:
+            signals.append(signal)
         if condition == "success" and ("id" in result or "order_id" in result):
             signals.append("entity_exists")
     return signals
 
 
+_STATE_CHANGING = ("issue_refund", "cancel_order", "update_address")
+
+
 def _axes(read: _Read) -> dict[str, str]:
     steps = _steps(read)
-    failed = [step for step in steps if step[0] != "success"]
-    if failed:
-        condition, _, tool = failed[0]
+    focal = next((step for step in steps
+                  if step[0] != "success" or _signal(step[0], step[1]) is not None), None)
+    if focal is not None:
+        condition, _, tool = focal
     elif not steps:
         tool, condition = "no_tool", "none"
     else:
-        tools = {step[2] for step in steps}
-        tool = tools.pop() if len(tools) == 1 else "multi_tool"
+        tool = next((step[2] for step in steps if step[2] in _STATE_CHANGING), steps[-1][2])
         condition = "success"
     signals = _signals(steps)
-    order = ("missing", "already_acted_on", "duplicate", "partially_completed", "entity_exists")
-    world = next((name for name in order if name in signals), "unknown")
+    focal_signal = _signal(focal[0], focal[1]) if focal is not None else None
+    world = focal_signal or next((name for name in signals if name != "entity_exists"),
+                                 "entity_exists" if "entity_exists" in signals else "unknown")
     users = _user_messages(read)
     first = users[0].lower()
     stance = next((name for name, words in _STANCES if any(w in first for w in words)),
                   "ordinary")
-    recovered = any(a[0] != "success" and b[0] == "success"
-                    for a, b in itertools.combinations(steps, 2))
-    if "again" in first or "already contacted" in first:
-        history = "repeat_visit"
-    else:
-        history = "prior_failure" if recovered else "fresh"
+    history = "repeat_visit" if "again" in first or "already contacted" in first else "fresh"
     return {"history": history, "policy_rule": read.rule or "unspecified", "tool": tool,
             "tool_condition": condition, "user_stance": stance, "world_state": world}
 

@@ -16,26 +16,31 @@ The situations are written so that this reading of the six axes recovers them:
 - A tool step *fails* when its condition (below) is not ``success``, whether the span
   says ERROR or a status-OK result says not_found, stale or malformed. A status-OK
   failure is always the last step, preceded at most by a successful ``lookup_order``.
-- ``tool``: the tool of the first failed step, else the only tool used, ``multi_tool``
-  if several, ``no_tool`` if none.
+  A step is a *plain success* when it does not fail and its result carries none of the
+  world-state signals below (missing, already acted on, duplicate, partial).
+- ``tool``: the *focal* tool: the tool of the first step that is not a plain success,
+  else the first state-changing action (``issue_refund``, ``cancel_order``,
+  ``update_address``; ``check_inventory`` and ``lookup_order`` only read), else the last
+  step's tool, ``no_tool`` if none.
 - ``tool_condition`` of that step (checked in this order): ``timeout`` (status ERROR and
   ``error.type`` contains "Timeout"), ``permission_denied`` ("Permission" or "Forbidden"),
   ``not_found`` (result ``"error": "not_found"`` or ``error.type`` contains "NotFound"),
   ``malformed_result`` (starts with ``{`` but is not JSON), ``stale_result``
   (``"stale": true``), ``error`` (any other ERROR), else ``success``; ``none`` without
-  tools (and ``success`` for ``multi_tool``, whose steps all succeed).
-- ``world_state``: the first of ``missing`` (a not_found step), ``already_acted_on``
-  (result ``status`` starts with ``already_``), ``duplicate`` (``"duplicate": true``),
-  ``partially_completed`` (``"status": "partial"``), ``entity_exists`` (a successful
-  step returned a record with an ``id``/``order_id`` key) found in any tool step, else
-  ``unknown``. A conversation shows at most one of the first four, a partial result
-  only in its last step (so step order and precedence agree), and only
-  ``lookup_order`` records have a key named ``id`` or ending in ``_id``.
+  tools.
+- ``world_state``: the signal of the focal step, else the first found in the tool steps
+  in order, among ``missing`` (a not_found step), ``already_acted_on`` (result ``status``
+  starts with ``already_``), ``duplicate`` (``"duplicate": true``),
+  ``partially_completed`` (``"status": "partial"``); else ``entity_exists`` (a successful
+  step returned a record with an ``id``/``order_id`` key), else ``unknown``. A
+  conversation shows at most one of the first four, a partial result only in its last
+  step, and only ``lookup_order`` records have a key named ``id`` or ending in ``_id``.
 - ``user_stance``: a keyword reading of the first user message (hurried, adversarial,
   unsure, frustrated, mistaken, else ordinary); each message carries one stance's words.
 - ``history``: ``repeat_visit`` when the first user message says "again" or "already
-  contacted", ``prior_failure`` when a failed step precedes a successful one, else
-  ``fresh``. The two never meet, so their precedence does not matter.
+  contacted", else ``fresh`` (a failed step followed by a successful retry is the retried
+  tool's condition, not history). Conversations that repeat a visit never fail before
+  their last step (a rule of the data kept from an older reading).
 - ``policy_rule``: the evaluation's ``gen_ai.evaluation.name``, ``unspecified`` when
   ungraded.
 
@@ -196,8 +201,6 @@ _STANCES = _Weighted(("ordinary", 0.32), ("hurried", 0.16), ("mistaken", 0.16),
 _POLICIES = _Weighted(("refund_policy", 0.30), ("identity_check", 0.25), ("escalation", 0.20),
                       ("no_fabrication", 0.25))
 _REPEAT_SHARE = 0.18
-_WORLD_ORDER = ("missing", "already_acted_on", "duplicate", "partially_completed",
-                "entity_exists")
 _RAISING = frozenset({"timeout", "permission_denied", "error"})
 
 
@@ -271,25 +274,31 @@ def _sample_steps(rng: random.Random) -> tuple[_Step, ...]:
     return (*lead, failure, retry)
 
 
+_SIGNALS = ("missing", "already_acted_on", "duplicate", "partially_completed")
+_STATE_CHANGING = frozenset({"issue_refund", "cancel_order", "update_address"})
+
+
 def _coordinates(spec: _Spec) -> dict[str, str]:
     """The generator's own reading of its situation (see the module docstring)."""
     steps = spec.steps
-    failed = [step for step in steps if step.condition != "success"]
-    if failed:
-        tool, condition = failed[0].tool, failed[0].condition
+    focal = next((step for step in steps
+                  if step.condition != "success" or step.world in _SIGNALS), None)
+    if focal is not None:
+        tool, condition = focal.tool, focal.condition
     elif not steps:
         tool, condition = "no_tool", "none"
     else:
-        tools = {step.tool for step in steps}
-        tool = steps[0].tool if len(tools) == 1 else "multi_tool"
-        condition = "success"
-    worlds = {step.world for step in steps}
-    world = next((name for name in _WORLD_ORDER if name in worlds), "unknown")
-    recovered = any(
-        earlier.condition != "success" and later.condition == "success"
-        for index, earlier in enumerate(steps) for later in steps[index + 1:]
-    )
-    history = "repeat_visit" if spec.repeat else "prior_failure" if recovered else "fresh"
+        action = next((step for step in steps if step.tool in _STATE_CHANGING), steps[-1])
+        tool, condition = action.tool, "success"
+    signals = [step.world for step in steps if step.world in _SIGNALS]
+    if focal is not None and focal.world in _SIGNALS:
+        world = focal.world
+    elif signals:
+        world = signals[0]
+    else:
+        world = "entity_exists" if any(step.world == "entity_exists" for step in steps) \
+            else "unknown"
+    history = "repeat_visit" if spec.repeat else "fresh"
     return {
         "history": history, "policy_rule": spec.policy or "unspecified", "tool": tool,
         "tool_condition": condition, "user_stance": spec.stance, "world_state": world,
