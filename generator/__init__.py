@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from generator.graders import GraderVerdict, JudgeGrader, PythonGrader, combine
     from generator.person import TemplatePerson, sample_persona
     from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
-    from generator.record import RunRecord, render_record
+    from generator.run_record import RunRecord, render_record
     from generator.records import (
         ChatBackend,
         Grade,
@@ -46,7 +46,7 @@ _HOMES = {
     "JudgeGrader": "graders", "PythonGrader": "graders", "combine": "graders",
     "TemplatePerson": "person", "sample_persona": "person", "Plan": "plan",
     "PlanOptions": "plan", "build_plan": "plan", "load_plan_inputs": "plan",
-    "RunRecord": "record", "render_record": "record", "ChatBackend": "records",
+    "RunRecord": "run_record", "render_record": "run_record", "ChatBackend": "records",
     "Grade": "records", "Message": "records", "ModelReply": "records",
     "ModelRequest": "records", "PlannedRollout": "records", "Rollout": "records",
     "ToolCall": "records", "ToolSpec": "records", "Transcript": "records",

@@ -10,7 +10,7 @@
    whose every prefix respects the shares);
 3. executes it (:mod:`generator.execute`) to its stop rule, committing rollouts as they
    finish; and
-4. builds the :class:`~generator.record.RunRecord` from what the store holds of the run,
+4. builds the :class:`~generator.run_record.RunRecord` from what the store holds of the run,
    stores it and returns it.
 
 Everything random comes from the plan items' seeds, so the same seed, store and specs
@@ -33,7 +33,7 @@ from generator.execute import FAILING_IN_A_ROW, Execution, RolloutWriter, Row
 from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
 from generator.plan_codec import plan_from_json, plan_to_json
 from generator.prices import PriceTable
-from generator.record import RunRecord, build_record
+from generator.run_record import RunRecord, build_record
 from generator.resume import FINISHED_BY, charge_earlier, resolve_run
 from generator.roles import Roles, check_prices
 from generator.rollout_store import (
