@@ -178,7 +178,7 @@ def test_process_and_map_name_the_clause(tmp_path: Path,
         store.close()
     policy = tmp_path / "policy.md"
     policy.write_text(POLICY)
-    assert main(["map", "--db", str(db), "--policy", str(policy), "--json", "--all"],
+    assert main(["map", "--db", str(db), "--policy", str(policy), "--cells", "--json", "--all"],
                 environ={}) == 0
     cells = json.loads(capsys.readouterr().out)
     assert any("policy_rule=1.1" in cell["cell"] for cell in cells)
