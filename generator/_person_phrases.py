@@ -56,7 +56,9 @@ GREETINGS = {
     "friendly": ("Hey there!", "Hi!", "Hello hello!"),
     "curt": ("",),
     "sarcastic": ("Wonderful, a chat window.", "Oh good, here we go."),
-    "frustrated": ("Honestly, I've had enough of this.", "Right, let's get this over with."),
+    # a tone, not a stance: "I've had enough of this" reads as the frustrated stance and
+    # would override the stance the rollout aims at (the person's stance phrase says that)
+    "frustrated": ("Right, straight to it.", "Right, let's get this over with."),
     "anxious": ("Hi, sorry to bother you, I'm a bit worried.",
                 "Hello, I'm quite nervous about this."),
 }

@@ -55,6 +55,7 @@ from generator.person import (
     _label,
     goal_ask,
     goal_progress,
+    spoken_ask,
     spoken_fact,
 )
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
@@ -87,6 +88,10 @@ _REQUEST = re.compile(r"\?|\b(provide|share|give me|tell me|send me|what is|what
 _UNHELPFUL = re.compile(r"\b(sorry|apolog\w*|unfortunately|unable|can't|cannot|couldn't|"
                         r"could not|not able|error|went wrong|problem|issue|try again later|"
                         r"failed|not working|isn't working|down right now|timed out)\b")
+# the agent asks what the person wants done: they say it again, plainly
+_WHAT_FOR = re.compile(r"\bwhat (?:would|do) you (?:like|want|need) (?:me )?to do\b|\bwhat "
+                       r"(?:can|should|shall) i do (?:for you|with it)\b|\bhow (?:can|may) i "
+                       r"help\b|\bwhat (?:do|would) you (?:like|want) done\b")
 _IDISH = re.compile(r"\b(id|number|reference|identifier|account|details|confirmation|code)\b")
 # a detail the question names: asked for one the person does not hold, they give no other
 _OTHER_DETAIL = re.compile(r"\b(phone|mobile|e-?mail|address|name|birth|zip|postcode|postal|"
@@ -120,6 +125,7 @@ class TemplateSession:
         self._keys: dict[str, re.Pattern[str]] | None = None  # what asks for each fact
         self._stalls = 0  # replies in a row that moved nothing forward
         self._confirmed = False
+        self._restated = False
         self._told: set[str] = set()
         self._wrong: tuple[str, str] | None = None
         self._correct_pending = self._history == "contradicts_earlier"
@@ -209,6 +215,8 @@ class TemplateSession:
             # the agent says it is done, the world says otherwise: the person can tell
             line = P.NOT_DONE[progress if progress in P.NOT_DONE else "none"]
             return self._unhelpful(pieces, values, rng.choice(line))
+        if _WHAT_FOR.search(low) and self._goal.tool is not None:
+            return self._restate(pieces, values, slot)
         asked = self._asked_for(low)
         confirm = bool(_CONFIRM.search(low))
         if confirm:
@@ -262,6 +270,21 @@ class TemplateSession:
         if not asked and _IDISH.search(low) and not _OTHER_DETAIL.search(low):
             asked = [n for n in self._ids if n not in self._told] or self._ids[:1]
         return asked
+
+    def _restate(self, pieces: list[_Piece], values: list[str], slot: _Slot) -> PersonTurn:
+        """What they want, said plainly (from the goal's tool and the facts already told;
+        the first time only: asked again, it is a stall)."""
+        if self._restated:
+            return self._stall(pieces, values, self._rng.choice(P.FOLLOW_UPS))
+        self._restated = True
+        told = {name: self._facts[name] for name in self._facts if name in self._told}
+        text = spoken_ask(self._goal.tool, told, self._rng)
+        for value in sorted(set(told.values()), key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, slot(value))
+        pieces.append(_Piece(text))
+        self._stalls = 0
+        return self._turn(pieces, values)
 
     def _give(self, asked: list[str], pieces: list[_Piece], values: list[str],
               slot: _Slot) -> PersonTurn:

@@ -1,22 +1,32 @@
 """The offline agent: a deterministic support agent, so the whole pipeline runs with no key.
 
 It reads only the :class:`~generator.records.ModelRequest` (messages, tools, seed) and
-behaves like a careful, plain agent:
+behaves like a careful, plain agent (tau2-bench's gold action sequences are the model):
 
-* it picks the tool whose name and description share the most words with what the person
-  wrote (their latest message counts double), and fills the tool's required arguments
-  from values the person gave or an earlier successful tool result returned (identifiers
-  copied exactly as written, ``#W8178512``, ``ORD-4821``, ``credit_card_7815826``; an
-  identifier goes to the parameter the words before it name, "SKU TRS-956" to ``sku``,
-  a phone number only to a phone parameter; e-mail addresses, numbers, enum values,
-  ``name is X`` phrases);
-* after a lookup found the record, it goes on with the action the person asked for
-  ("cancel" → ``cancel_pending_order``) instead of reading the record out again;
+* it works out the action the person asks for from the words they wrote and the action
+  tools' names (everyday words count: "bag" → baggage, "turn roaming on" → enable, one
+  slipped letter forgiven); the first ask decides unless a later message names another
+  action by a word of it only; when two actions tie ("roaming": enable or disable?) it
+  asks which, and when the person's words ask for nothing it can read ("Is it done now?")
+  after it found their record, it asks what they would like done;
+* before acting it looks up each record the person named, in the order they named
+  them: each identifier read with the lookup that takes it (the parameter its label,
+  the letters of the id, the key a result gave it under, or the action's own parameter
+  fits; a lookup by any id when nothing fits better); then, when the action still lacks
+  an identifier, a lookup that finds that kind of record with what it has (the customer
+  by phone number), and it goes on in the same turn: lookup, lookup, action;
+* it fills arguments only from values the person gave or a successful result returned,
+  copied exactly (``#W8178512``, ``8JX2WO``, ``credit_card_7815826``), never a record of
+  another kind (a user id for ``payment_id``), never a phone number but for a phone, never
+  an identifier a result called unknown; when a result listed several records of the kind
+  it needs (a customer's lines) and the person named none, it asks which;
 * a required value it cannot find, it asks for by name ("Could you give me the order
   ID?"); it never guesses one;
-* after a tool result it reports what came back, naming the record; after a failure it
-  apologises, says what failed and offers a next step, or retries once when the failure
-  looks transient (a timeout, a server error, a garbled body);
+* after a tool result it reports what came back, naming the record (a stale body is a
+  result, with a note that it may be out of date); after a failure it apologises, says
+  what failed and offers a next step, or retries once when the failure looks transient
+  (a timeout, a server error, a garbled body), or goes straight on with the right tool or
+  the next record after an unknown tool or an unknown id;
 * it never calls the same tool with the same arguments a third time, never repeats its
   previous reply word for word, and answers thanks / bye briefly.
 
@@ -55,14 +65,20 @@ from generator._offline_reading import (
     Param,
     Step,
     Tool,
+    asked_actions,
     canonical_json,
     catalog_of,
     choose_tool,
     fill_arguments,
+    fits,
+    generic_id,
     ids_returned,
     parse_json,
+    person_ids,
+    person_ids_in,
     rank_tools,
     stem,
+    tool_words_of,
     words_said,
 )
 from generator.errors import SpecError
@@ -80,6 +96,7 @@ _MORE = re.compile(r"\?|\b(?:but|also|can\s+you|could\s+you|please|try|again|sti
 _YES = re.compile(r"\b(?:yes|yeah|yep|sure|ok|okay|go\s+ahead|please\s+do)\b", re.I)
 _TRANSIENT = re.compile(r"timeout|timed\s+out|internal_error|unavailable|temporar|retryable"
                         r"|\b5\d\d\b", re.I)
+_NOT_FOUND_TEXT = re.compile(r"not[\s_]found|unknown_tool", re.I)
 _ACTS = frozenset(stem(verb) for verb in PAST_TENSES.values())
 """Words that name an action (cancel, refund, update ...), as the agent compares words."""
 _LEAKS = ("My notes on this simulated person say to keep things short.",
@@ -162,13 +179,143 @@ def _transient(step: Step) -> bool:
     return bool(_TRANSIENT.search(step.result or "")) or parse_json(step.result or "") is None
 
 
+_MIXED = re.compile(r"[A-Za-z].*\d|\d.*[A-Za-z]")
+_MAX_LOOKUPS = 3
+"""Records a careful agent looks up before it acts (one lookup per record named)."""
+
+
+def _lookup(talk: Conversation, catalog: Catalog, action: Tool | None) -> _Action | None:
+    """The next record the person named that is not yet looked up: each identifier they
+    gave, read with the lookup that takes it (the parameter its label or letters fit, the
+    one the asked action takes it as, else a lookup by any id), in the order they said
+    them; then, when the action still lacks an identifier, a lookup whose name says it
+    finds that kind of record ("customer" for ``customer_id``) with what the person gave."""
+    reads = [tool for tool in catalog.tools if not tool.mutating]
+    looked = [step for step in talk.steps if step.name in {t.name for t in reads}]
+    if len(looked) >= _MAX_LOOKUPS or not reads:
+        return None
+    # looked up already (a call the world answered, a timeout aside: that is retried)
+    tried = {value for step in talk.steps if step.name in catalog.names
+             and step.result is not None and not (
+                 step.failed and _transient(step) and talk.counts[(step.name, step.arguments)] < 2)
+             for value in _values(step.arguments)}
+    wanted = fill_arguments(action, talk)[0] if action is not None else {}
+    said = words_said(talk)
+    for token in person_ids(talk):
+        if token in tried:
+            continue
+        candidates: list[tuple[float, int, Tool, Param]] = []
+        for position, tool in enumerate(reads):
+            for param in tool.params:
+                if param.kind != "id":
+                    continue
+                score: float = fits(token, param, talk) + 2 * (wanted.get(param.name) == token)
+                if score <= 0:
+                    if not generic_id(param) or fits(token, param, talk) < 0 \
+                            or not _MIXED.search(token):
+                        continue
+                    score = 0.5  # a lookup by any id: when nothing fits better
+                score += 0.1 * len(tool.name_words & said)
+                candidates.append((-score, position, tool, param))
+        for *_, tool, param in sorted(candidates, key=lambda c: c[:2]):
+            arguments, missing = fill_arguments(tool, talk, {param.name: token})
+            if not missing:
+                return _Action("call", tool=tool, arguments=arguments)
+    if action is None:
+        return None
+    missing = fill_arguments(action, talk)[1]
+    if not missing or any(fits(token, param, talk) > 0 for token in talk.listed
+                          for param in missing):
+        return None  # nothing to look up, or a record listed several: ask which
+    things = {stem(word) for param in missing for word in param.name.split("_")} - {
+        "id", "number"}
+    # a lookup named for what is missing first, then any that reads a record we know of
+    # (the user a reservation names holds the payment methods)
+    for tool in sorted(reads, key=lambda t: not (t.name_words & things)):
+        arguments, lacking = fill_arguments(tool, talk)
+        keys = [p for p in tool.params if p.kind == "id" and p.name in arguments]
+        if not lacking and keys and (tool.name, canonical_json(arguments)) \
+                not in talk.counts and all(
+                    fits(str(arguments[p.name]), p, talk) > 0 or generic_id(p) for p in keys):
+            return _Action("call", tool=tool, arguments=arguments)
+    return None
+
+
+def _asked_which(talk: Conversation) -> bool:
+    """Whether the agent already asked what the person wants done (once is enough)."""
+    return talk.asked_what
+
+
+def _nudge(talk: Conversation, catalog: Catalog) -> bool:
+    """The person's latest words name no tool and no record ("Is it done now?")."""
+    latest = talk.users[-1] if talk.users else ""
+    if person_ids_in(latest):
+        return False
+    said = tool_words_of(latest)
+    return not any(tool.name_words & said for tool in catalog.tools)
+
+
+def _values(arguments: str) -> list[str]:
+    parsed = parse_json(arguments)
+    if not isinstance(parsed, dict):
+        return []
+    return [str(value) for value in parsed.values() if isinstance(value, str | int)
+            and not isinstance(value, bool)]
+
+
+def _careful(talk: Conversation, catalog: Catalog) -> _Action | None:
+    """What a careful agent does next for the action the person asked for: look up each
+    record they named, then act with the exact identifiers (asking for what is missing);
+    None when no action is asked for or it is already done (the reading of the person's
+    words decides then)."""
+    action, tied = asked_actions(talk, catalog, _ACTS)
+    if action is not None and any(step.name == action.name and step.result is not None
+                                  and not step.failed for step in talk.steps):
+        return None  # done: report it / answer what comes next
+    lookup = _lookup(talk, catalog, action)
+    if lookup is not None:
+        return lookup
+    if action is None:
+        if tied and talk.last_role == "user" and not _asked_which(talk):
+            options = " or ".join(f"{t.verb} {t.noun}".strip() for t in tied[:3])
+            return _Action("clarify", f"What would you like me to do: {options}?")
+        if talk.last_role == "user" and _nudge(talk, catalog) and not _asked_which(talk) \
+                and any(s.result is not None and not s.failed for s in talk.steps):
+            record = next((r for s in reversed(talk.steps) if not s.failed
+                           for r in [_record_of(s)] if r), "")
+            return _Action("clarify", f"I have {record or 'your record'} here. What would you "
+                           "like me to do with it?")
+        return None
+    arguments, missing = fill_arguments(action, talk)
+    if missing:
+        wanted = " and the ".join(param.plain for param in missing)
+        return _Action("ask", f"Could you give me the {wanted}?", tool=action)
+    key = (action.name, canonical_json(arguments))
+    before = [step for step in talk.steps if (step.name, step.arguments) == key]
+    if before and before[-1].failed and (not _transient(before[-1]) or talk.counts[key] >= 2):
+        return _Action("fail", tool=action, step=before[-1])
+    return _Action("call", tool=action, arguments=arguments)
+
+
 def _decide(talk: Conversation, catalog: Catalog) -> _Action:
     if talk.last_role == "tool" and talk.fresh:
         failed = next((step for step in talk.fresh if step.failed), None)
         step = failed or talk.fresh[0]
         tool = next((t for t in catalog.tools if t.name == step.name), None)
         if failed is None:
+            if tool is not None and not tool.mutating:
+                # the record is found: on with what the person asked, in the same turn
+                then = _careful(talk, catalog)
+                if then is not None and then.kind == "call":
+                    return then
             return _Action("ok", tool=tool, step=step)
+        if tool is None or _NOT_FOUND_TEXT.search(failed.result or ""):
+            # an undeclared tool or an unknown id: the right tool or the next record now
+            then = _careful(talk, catalog)
+            if then is not None and then.kind == "call" and (
+                    then.tool is None or (then.tool.name, canonical_json(then.arguments or {}))
+                    not in talk.counts):
+                return then
         if _transient(failed) and talk.counts[(failed.name, failed.arguments)] < 2 \
                 and tool is not None:
             return _Action("retry", tool=tool, arguments=parse_json(failed.arguments) or {},
@@ -184,6 +331,9 @@ def _decide(talk: Conversation, catalog: Catalog) -> _Action:
     finish = _finish_partial(talk, catalog, latest)
     if finish is not None:
         return finish
+    careful = _careful(talk, catalog)
+    if careful is not None:
+        return careful
     tool = choose_tool(talk, catalog)
     if tool is None:
         return _Action("clarify", "Could you tell me a bit more about what you need help with?")
@@ -203,6 +353,11 @@ def _decide(talk: Conversation, catalog: Catalog) -> _Action:
                 # when the answer did not help them, the next tool that fits their words
                 then = _next_action(talk, catalog, tool) or (
                     _another_tool(talk, catalog) if _MORE.search(talk.users[-1]) else None)
+                if then is None and _ok_text(tool, last) in talk.previous_text:
+                    # said already, and the person wants more: ask what, don't recite it
+                    record = _record_of(last)
+                    return _Action("clarify", f"I have {tool.noun} {record or ''} here. What "
+                                   "would you like me to do with it?".replace("  ", " "))
                 return then or _Action("ok", tool=tool, step=last)
             return _Action("call", tool=tool, arguments=arguments)
         if not _transient(last) or talk.counts[key] >= 2:

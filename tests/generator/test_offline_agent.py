@@ -52,9 +52,14 @@ def test_asks_for_a_missing_value_by_name() -> None:
 
 
 def test_picks_the_tool_and_fills_its_arguments_from_what_was_said() -> None:
-    reply = ask(user("I want a refund for my order ORD-4821, it was $25.50"))
-    (call,) = reply.message.tool_calls
+    opening = user("I want a refund for my order ORD-4821, it was $25.50")
+    reply = ask(opening)
+    (lookup,) = reply.message.tool_calls  # the record the person named is looked up first
     assert reply.finish_reason == "tool_calls" and reply.message.content is None
+    assert (lookup.name, orjson.loads(lookup.arguments)) == (
+        "get_order_status", {"order_id": "ORD-4821"})
+    found = answer(lookup.id, lookup.name, '{"order_id":"ORD-4821","status":"delivered"}')
+    (call,) = ask(opening, reply.message, found).message.tool_calls  # then the asked action
     assert call.name == "refund_order"
     assert orjson.loads(call.arguments) == {"order_id": "ORD-4821", "amount": 25.5}
     status = ask(user("where is my order ORD-4821? it hasn't arrived")).message.tool_calls
@@ -69,9 +74,15 @@ def test_picks_the_tool_and_fills_its_arguments_from_what_was_said() -> None:
 
 
 def _after(result: str, opening: str = "refund ORD-4821 please, 25 dollars") -> ModelReply:
-    first = ask(user(opening))
-    (call,) = first.message.tool_calls
-    return ask(user(opening), first.message, answer(call.id, call.name, result))
+    """The reply to the asked action's ``result`` (the lookup before it finds the order)."""
+    messages: list[Message] = [user(opening)]
+    while True:
+        reply = ask(*messages)
+        (call,) = reply.message.tool_calls
+        if call.name == "refund_order":
+            return ask(*messages, reply.message, answer(call.id, call.name, result))
+        messages += [reply.message, answer(call.id, call.name,
+                                           '{"order_id":"ORD-4821","status":"delivered"}')]
 
 
 def test_reports_a_result_naming_the_record() -> None:
