@@ -125,6 +125,9 @@ class Collector:
         server = grpc.aio.server(options=[
             ("grpc.max_receive_message_length", limit),
             ("grpc.max_send_message_length", limit),
+            # gRPC sets SO_REUSEPORT by default: a second collector on the same port would
+            # bind too and silently take half of the exports into another store.
+            ("grpc.so_reuseport", 0),
         ])
         server.add_generic_rpc_handlers(self._grpc_receiver.handlers())
         host, port = split_address(settings.grpc_address)

@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from generator.graders import GraderVerdict, JudgeGrader, PythonGrader, combine
     from generator.person import TemplatePerson, sample_persona
     from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
-    from generator.run_record import RunRecord, render_record
     from generator.records import (
         ChatBackend,
         Grade,
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
         Transcript,
     )
     from generator.run import RunConfig, run_generation
+    from generator.run_record import RunRecord, render_record
     from generator.simulate import Limits, simulate
     from generator.world import World, load_tool_file
 

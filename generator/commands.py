@@ -4,7 +4,9 @@ from :mod:`generator.export_commands`, ``split``, ``export`` and ``eval``).
 :func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
 arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code.
 Model API keys are read from the environment mapping the command line hands down (the
-variables each backend names: ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...).
+variables each backend names: ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...). While
+``tracemill serve`` holds the store, ``runs`` and ``rollouts`` ask its admin API and print
+the same output (``runs`` adds the next scheduled generation).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from generator.export_commands import add_commands as add_export_commands
 from tracemill.config import Settings
-from tracemill.errors import ConfigError
+from tracemill.errors import ConfigError, StoreLockedError
 
 Common = Callable[[argparse.ArgumentParser], None]
 
@@ -217,7 +219,7 @@ def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | No
 
 
 def _generate(args: argparse.Namespace, settings: Settings) -> int:
-    from generator.record import render_record
+    from generator.run_record import render_record
 
     record = generate(settings, args.environ, resume=args.resume, fresh=args.fresh,
                       progress=not args.no_progress)
@@ -243,19 +245,39 @@ def _runs(args: argparse.Namespace, settings: Settings) -> int:
     from generator.rollout_store import latest_record, list_runs
     from tracemill.store import open_configured
 
-    store = open_configured(settings, read_only=True)
+    schedule: list[dict[str, Any]] = []
     try:
-        cursor = store.cursor()
+        store = open_configured(settings, read_only=True)
+    except StoreLockedError as locked:  # a running `serve` holds it: ask its API
+        from urllib.parse import quote
+
+        from tracemill.collector_client import ApiNotFound, ask_api
+
         if args.run_id:
-            record = latest_record(cursor, args.run_id)
-            if record is None:
+            try:
+                found = ask_api(settings, f"/runs/{quote(args.run_id, safe='')}", locked)
+            except ApiNotFound:
+                found = None
+            if found is None:
                 raise ConfigError(f"no finished record for run {args.run_id!r}; "
-                                  "`tracemill runs` lists the runs")
-            print(json.dumps(json.loads(record), indent=2))
+                                  "`tracemill runs` lists the runs") from None
+            print(json.dumps(found, indent=2))
             return 0
-        rows = list_runs(cursor)
-    finally:
-        store.close()
+        rows = ask_api(settings, "/runs", locked)
+        schedule = ask_api(settings, "/status", locked)["schedule"]
+    else:
+        try:
+            cursor = store.cursor()
+            if args.run_id:
+                record = latest_record(cursor, args.run_id)
+                if record is None:
+                    raise ConfigError(f"no finished record for run {args.run_id!r}; "
+                                      "`tracemill runs` lists the runs")
+                print(json.dumps(json.loads(record), indent=2))
+                return 0
+            rows = list_runs(cursor)
+        finally:
+            store.close()
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not rows:
@@ -263,6 +285,10 @@ def _runs(args: argparse.Namespace, settings: Settings) -> int:
     for row in rows if not args.json else []:
         print(f"{row['run_id']}  {row['state']:<8}  {row['rollouts']:>6} rollouts  "
               f"{row['failed']:>5} failed  stop={row['stop_reason']}  agent={row['agent']}")
+    for job in schedule if not args.json else []:
+        if job["name"] == "generate":
+            print(f"next scheduled generation: {job['next_run'] or 'paused'} "
+                  f"(cron {job['schedule']}, by the running service)")
     return 0
 
 
@@ -284,7 +310,10 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
                           f"show ROLLOUT_ID` to show one (got {' '.join(words)!r})")
     if args.limit < 1:
         raise ConfigError(f"--limit must be 1 or more (got {args.limit})")
-    store = open_configured(settings, read_only=True)
+    try:
+        store = open_configured(settings, read_only=True)
+    except StoreLockedError as locked:  # a running `serve` holds it: ask its API
+        return _rollouts_from_api(args, settings, locked, words)
     try:
         cursor = store.cursor()
         if words:
@@ -317,6 +346,56 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
         if len(rows) == args.limit:
             print(f"(the first {args.limit}; --limit N shows more)")
     return 0
+
+
+def _rollouts_from_api(args: argparse.Namespace, settings: Settings, locked: Any,
+                       words: list[str]) -> int:
+    from urllib.parse import quote
+
+    from generator.errors import GeneratorError
+    from generator.rollout_views import render_detail, render_list
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    if words:
+        try:
+            body = ask_api(settings, f"/rollouts/{quote(words[1], safe='')}", locked)
+        except ApiNotFound:
+            raise GeneratorError(f"no rollout {words[1]!r} in the store; ids look like "
+                                 "RUN_ID:INDEX, `tracemill rollouts` lists them") from None
+        print(json.dumps(body, indent=2) if args.json else render_detail(_detail(body)))
+        return 0
+    try:
+        bodies = ask_api(settings, "/rollouts", locked, params={
+            "run": args.run_id, "situation": args.situation, "outcome": args.outcome,
+            "mutation": args.mutation, "limit": args.limit})
+    except ApiNotFound as exc:
+        raise GeneratorError(str(exc)) from None
+    if args.json:
+        print(json.dumps(bodies, indent=2))
+    elif not bodies:
+        print("no rollouts match" if (args.run_id or args.situation or args.outcome
+                                       or args.mutation)
+              else "no rollouts yet: `tracemill generate --agent offline --budget 50`")
+    else:
+        print(render_list([_detail(body).summary for body in bodies]))
+        if len(bodies) == args.limit:
+            print(f"(the first {args.limit}; --limit N shows more)")
+    return 0
+
+
+def _detail(body: dict[str, Any]) -> Any:
+    """A :class:`RolloutDetail` back from its ``to_json`` form (the API's answer)."""
+    from dataclasses import fields
+
+    from generator.rollout_views import CheckView, LabelView, RolloutDetail, RolloutSummary
+
+    summary = RolloutSummary(**{f.name: body[f.name] for f in fields(RolloutSummary)})
+    rest = {f.name: body[f.name] for f in fields(RolloutDetail) if f.name != "summary"}
+    rest["checks"] = tuple(CheckView(**c) for c in rest["checks"])
+    rest["labels"] = tuple(LabelView(**v) for v in rest["labels"])
+    for name in ("source_conversations", "planted"):
+        rest[name] = tuple(rest[name])
+    return RolloutDetail(summary=summary, **rest)
 
 
 def _judges(args: argparse.Namespace, settings: Settings) -> int:

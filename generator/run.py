@@ -33,7 +33,6 @@ from generator.execute import FAILING_IN_A_ROW, Execution, RolloutWriter, Row
 from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
 from generator.plan_codec import plan_from_json, plan_to_json
 from generator.prices import PriceTable
-from generator.run_record import RunRecord, build_record
 from generator.resume import FINISHED_BY, charge_earlier, resolve_run
 from generator.roles import Roles, check_prices
 from generator.rollout_store import (
@@ -51,6 +50,7 @@ from generator.run_config import (
     plan_summary,
     same_model_roles,
 )
+from generator.run_record import RunRecord, build_record
 from generator.world import load_tool_file
 from tracemill.store import Store
 

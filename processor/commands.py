@@ -5,7 +5,8 @@ arguments and the process's :class:`~tracemill.config.Settings` and returns an e
 (0 ok, 1 a ``--fail-on`` gate failed, 2 a usage error such as an unknown id, 3 the store
 is locked and no running collector answered). Every command but ``label`` processes new
 spans first. While ``tracemill serve`` holds the store, ``map`` asks it (``GET /map``) and
-prints the same records as offline (:mod:`processor.map_records`).
+prints the same records as offline (:mod:`processor.map_records`); ``conversations`` and
+``label`` go through its admin API (:func:`tracemill.collector_client.ask_api`).
 
 Heavy modules are imported inside the handlers, so that ``tracemill --help`` and the
 collector's commands start fast.
@@ -291,21 +292,25 @@ def _conversations(args: argparse.Namespace, settings: Settings) -> int:
     if args.action is None and args.conversation_id is not None:
         raise UnknownConversation(f"unexpected {args.conversation_id!r}: to print one "
                                   "conversation, use `tracemill conversations show ID`")
-    store, _ = _processed(settings, args.environ)
     try:
-        cursor = store.cursor()
+        store, _ = _processed(settings, args.environ)
+    except StoreLockedError as locked:  # a running `serve` holds it: ask its API
+        records = _conversations_from_api(args, settings, locked)
+    else:
         try:
-            if args.action == "show":
-                records = read_conversations(cursor, conversation_id=args.conversation_id,
-                                             limit=1)
-            else:
-                records = read_conversations(
-                    cursor, outcome=args.outcome, version=args.version, tool=args.tool,
-                    situation=args.situation, limit=args.limit)
+            cursor = store.cursor()
+            try:
+                if args.action == "show":
+                    records = read_conversations(cursor, conversation_id=args.conversation_id,
+                                                 limit=1)
+                else:
+                    records = read_conversations(
+                        cursor, outcome=args.outcome, version=args.version, tool=args.tool,
+                        situation=args.situation, limit=args.limit)
+            finally:
+                cursor.close()
         finally:
-            cursor.close()
-    finally:
-        store.close()
+            store.close()
     if args.action == "show":
         if not records:
             raise UnknownConversation(
@@ -321,6 +326,25 @@ def _conversations(args: argparse.Namespace, settings: Settings) -> int:
     else:
         _print(conversations_table(records))
     return 0
+
+
+def _conversations_from_api(args: argparse.Namespace, settings: Settings,
+                            locked: StoreLockedError) -> list[Any]:
+    from urllib.parse import quote
+
+    from processor.conversation_records import ConversationRecord
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    if args.action == "show":
+        try:
+            return [ConversationRecord(**ask_api(
+                settings, f"/conversations/{quote(args.conversation_id, safe='')}", locked))]
+        except ApiNotFound:
+            return []
+    return [ConversationRecord(**row) for row in ask_api(
+        settings, "/conversations", locked, params={
+            "outcome": args.outcome, "version": args.version, "tool": args.tool,
+            "situation": args.situation, "limit": args.limit})]
 
 
 # --------------------------------------------------------------------------- report
@@ -392,12 +416,25 @@ def _label(args: argparse.Namespace, settings: Settings) -> int:
     from processor.labels import read_labels, store_labels, unknown_targets
 
     labels = read_labels(args.file, args.by)
-    store = _open(settings)
     try:
-        count = store_labels(store, labels, args.file)
-        unknown = unknown_targets(store, labels)
-    finally:
-        store.close()
+        store = _open(settings)
+    except StoreLockedError as locked:  # a running `serve` holds it: post to its API
+        from tracemill.collector_client import ask_api
+
+        count, unknown = 0, []
+        for label in labels:
+            answer = ask_api(settings, "/labels", locked, body={
+                "conversation_id": label.target, "passed": label.passed,
+                "reward": label.reward, "kind": label.kind, "labeled_by": label.labeled_by,
+                "note": label.note})
+            count += int(answer["stored"])
+            unknown += answer["unknown"]
+    else:
+        try:
+            count = store_labels(store, labels, args.file)
+            unknown = unknown_targets(store, labels)
+        finally:
+            store.close()
     _print(f"stored {count} labels from {args.file}; the next map or report uses them")
     if unknown:
         shown = ", ".join(unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5

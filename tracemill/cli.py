@@ -12,6 +12,8 @@ import asyncio
 import json
 import os
 import sys
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,12 +22,21 @@ from generator.commands import add_commands as add_generator_commands
 from processor.commands import add_commands as add_processor_commands
 from tracemill import __version__
 from tracemill.config import Settings, load_settings
-from tracemill.errors import StoreError, StoreLockedError, TracemillError
+from tracemill.errors import (
+    EXIT_CLOSED_PIPE,
+    EXIT_INTERRUPTED,
+    StoreError,
+    StoreLockedError,
+    TracemillError,
+)
 from tracemill.logs import configure_logging
+from tracemill.preflight import require_files, require_port_free, require_store
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 _SETTINGS_FLAGS = {name for name in Settings.model_fields}
+#: Commands that may create the store; every other one refuses a path with no store.
+_CREATES_STORE = {"serve", "ingest", "migrate"}
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -74,7 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
         "serve", help="Run the OTLP collector (gRPC :4317, HTTP :4318) until SIGTERM.",
         description="Receive OTLP traces and logs over gRPC and HTTP and store them. "
                     "Set TRACEMILL_AUTH_TOKEN (or auth_token in the config file) to require "
-                    "a bearer token.")
+                    "a bearer token. Also serves the admin API (/api/v1, its own token "
+                    "TRACEMILL_ADMIN_TOKEN) and runs scheduled generation (--generate-cron) "
+                    "and map refreshes (--process-every). Exit codes: 0 stopped cleanly, "
+                    "2 bad settings, 3 a port is taken or the store is locked.")
     _common(serve)
     serve.add_argument("--grpc-address", metavar="HOST:PORT",
                        help="OTLP/gRPC listen address (default 127.0.0.1:4317; port 0 = any free).")
@@ -102,8 +116,22 @@ def build_parser() -> argparse.ArgumentParser:
                        metavar="SECONDS",
                        help="Also rebuild conversations and the failure map this often, and "
                             "serve the map at GET /map (default 0: off).")
+    serve.add_argument("--api-address", metavar="HOST:PORT",
+                       help="Admin HTTP API (/api/v1, OpenAPI at /api/v1/openapi.json) "
+                            "listen address (default: 127.0.0.1 and the port after "
+                            "--http-address's; beyond loopback it needs "
+                            "TRACEMILL_ADMIN_TOKEN).")
+    serve.add_argument("--generate-cron", metavar="CRON",
+                       help="Run generation on this cron schedule in UTC, e.g. '0 2 * * *' "
+                            "(needs --agent or agent in the config; env "
+                            "TRACEMILL_GENERATE_CRON; default off).")
+    serve.add_argument("--generate-budget", metavar="BUDGET",
+                       help="Budget of each scheduled run (default: the budget setting).")
+    serve.add_argument("--agent", metavar="SPEC",
+                       help="Agent under test for scheduled and API-started runs "
+                            "(as `generate --agent`).")
     serve.add_argument("--ready-file", type=Path, metavar="PATH",
-                       help="Once listening, write {pid, grpc, http} as JSON to this file.")
+                       help="Once listening, write {pid, grpc, http, api} as JSON to this file.")
     serve.set_defaults(handler=_serve)
 
     ingest = commands.add_parser(
@@ -147,6 +175,8 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         flags = {key: value for key, value in vars(args).items() if key in _SETTINGS_FLAGS}
         settings = load_settings(flags, env, args.config)
         configure_logging(settings.log_level, settings.log_format)
+        if args.command not in _CREATES_STORE:
+            require_store(settings.db)
         handler: Handler = args.handler
         args.environ = env  # model API keys, read only by the commands that call models
         return handler(args, settings)
@@ -154,14 +184,14 @@ def main(argv: Sequence[str] | None = None, environ: dict[str, str] | None = Non
         print(f"tracemill {args.command}: error: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (`tracemill map | head`): stop quietly, with the shell's
         # code for SIGPIPE; later writes to the closed pipe go nowhere.
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
-        return 141
+        return EXIT_CLOSED_PIPE
 
 
 def _open(settings: Settings, **options: Any) -> Any:
@@ -172,11 +202,20 @@ def _open(settings: Settings, **options: Any) -> Any:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    from collector.server import Collector, run_forever
-    from processor.background import PeriodicProcessor
+    from collector.server import Collector, check_exposure, run_forever
+    from generator.schedule import ServiceJobs
     from processor.map_records import map_answer_json
-    from processor.run import ProcessOptions
+    from tracemill.api import ApiServer, build_app, check_api_exposure
 
+    check_exposure(settings)
+    check_api_exposure(settings)
+    if settings.generate_cron:
+        from generator.commands import run_config
+
+        run_config(settings)  # a schedule that could never run is refused now, not at 2 am
+    require_port_free(settings.grpc_address, "OTLP/gRPC", "--grpc-address")
+    require_port_free(settings.http_address, "OTLP/HTTP", "--http-address")
+    require_port_free(settings.api_address, "the admin API", "--api-address")
     store = _open(settings, store_spool=False)  # the collector stores its spool itself
 
     def current_map() -> str:
@@ -186,19 +225,40 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             cursor.close()
 
-    processing = None
-    if settings.process_every_seconds > 0:
-        processing = PeriodicProcessor(store, ProcessOptions.from_settings(settings),
-                                       settings.process_every_seconds)
-        processing.start()
+    jobs = ServiceJobs(settings, store, args.environ)
     try:
-        asyncio.run(run_forever(Collector(settings, store, {"/map": current_map}),
-                                args.ready_file))
+        api = ApiServer(settings, build_app(settings, store, jobs))
+        collector = Collector(settings, store, {"/map": current_map})
+    except BaseException:
+        store.close()
+        raise
+    ready = None
+    if args.ready_file is not None:
+        # the collector writes {pid, grpc, http}; the user's file gets the API address too
+        ready = args.ready_file.with_name(args.ready_file.name + ".collector")
+        threading.Thread(target=_merge_ready_file, args=(ready, args.ready_file, api.address),
+                         name="tracemill-ready", daemon=True).start()
+    api.start()
+    jobs.start()
+    print(f"tracemill admin API: http://{api.address}/api/v1 (OpenAPI document at "
+          "/api/v1/openapi.json)", flush=True)
+    try:
+        asyncio.run(run_forever(collector, ready))
     finally:
-        if processing is not None:
-            processing.stop()
+        jobs.shutdown()
+        api.stop()
         store.close()
     return 0
+
+
+def _merge_ready_file(source: Path, target: Path, api_address: str) -> None:
+    while not source.exists():
+        time.sleep(0.02)
+    info = json.loads(source.read_text())
+    temporary = target.with_name(target.name + ".tmp")
+    temporary.write_text(json.dumps({**info, "api": api_address}))
+    temporary.replace(target)
+    source.unlink(missing_ok=True)
 
 
 def _ingest(args: argparse.Namespace, settings: Settings) -> int:
@@ -206,6 +266,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> int:
     from collector.metrics import Metrics
     from collector.pipeline import Pipeline
 
+    require_files(args.files)  # before the store: a missing input creates nothing
     store = _open(settings, store_spool=False)  # the pipeline stores the spool itself
     reports = []
     try:

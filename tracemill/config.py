@@ -13,7 +13,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from tracemill.errors import ConfigError
 
@@ -235,6 +243,30 @@ class Settings(BaseModel):
         description="In `serve`, rebuild conversations and the failure map this often and "
         "serve the map at GET /map (0: never; run `tracemill map` on the stopped file).",
     )
+    generate_cron: str | None = Field(
+        default=None,
+        description="In `serve`, start a generation run on this cron schedule (5 fields: "
+        "minute hour day month weekday, e.g. '0 2 * * *' nightly at 02:00 UTC; or 6 with "
+        "seconds first). Uses agent, budget (or generate_budget) and the other generate "
+        "settings; one run at a time, missed runs coalesced into one. None: off.",
+    )
+    generate_budget: str | None = Field(
+        default=None,
+        description="Budget of each scheduled generation run (200, '50k tokens', '$5'; "
+        "None: the budget setting).",
+    )
+    api_address: str = Field(
+        default="127.0.0.1:4319",
+        description="In `serve`, host:port of the admin HTTP API (/api/v1, OpenAPI document "
+        "at /api/v1/openapi.json), apart from the ingestion ports. Default: loopback and the "
+        "port after http_address's (127.0.0.1:4319; port 0 when http_address has port 0).",
+    )
+    admin_token: SecretStr | None = Field(
+        default=None,
+        description="When set, the admin API requires 'Authorization: Bearer <token>' "
+        "(separate from auth_token, which guards ingestion); required when api_address is "
+        "beyond loopback.",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         default="info", description="Least severe log level written."
     )
@@ -242,7 +274,22 @@ class Settings(BaseModel):
         default="json", description="Structured JSON log lines or plain text, on stderr."
     )
 
-    @field_validator("grpc_address", "http_address")
+    @model_validator(mode="before")
+    @classmethod
+    def _default_api_address(cls, data: Any) -> Any:
+        # the admin API takes the port after OTLP/HTTP's, on loopback unless placed
+        # elsewhere: a collector asked for free ports (tests, several services on one
+        # host) gets a free API port too, and OTLP opened to the cluster (0.0.0.0:4318)
+        # does not open administration with it
+        if isinstance(data, dict) and data.get("api_address") is None:
+            try:
+                _, port = split_address(str(data.get("http_address", "127.0.0.1:4318")))
+            except ValueError:
+                return data  # the http_address validator names the problem
+            data = {**data, "api_address": f"127.0.0.1:{port + 1 if 0 < port < 65535 else 0}"}
+        return data
+
+    @field_validator("grpc_address", "http_address", "api_address")
     @classmethod
     def _check_address(cls, value: str) -> str:
         split_address(value)
@@ -253,6 +300,13 @@ class Settings(BaseModel):
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("generate_cron")
+    @classmethod
+    def _check_cron(cls, value: str | None) -> str | None:
+        if value is not None:
+            cron_trigger(value)
         return value
 
     @field_validator("tls_key")
@@ -270,6 +324,21 @@ def split_address(address: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
         raise ValueError(f"{address!r} is not host:port (for example 127.0.0.1:4317)")
     return host.strip("[]"), int(port_text)
+
+
+def cron_trigger(expression: str) -> Any:
+    """An APScheduler ``CronTrigger`` (UTC) for 5 cron fields, or 6 with seconds first;
+    raises ValueError naming the expected shape."""
+    from apscheduler.triggers.cron import CronTrigger
+
+    fields = expression.split()
+    names: tuple[str, ...] = ("minute", "hour", "day", "month", "day_of_week")
+    if len(fields) == 6:
+        names = ("second", *names)
+    elif len(fields) != 5:
+        raise ValueError(f"{expression!r} is not a cron expression: give 5 fields (minute "
+                         "hour day month weekday, e.g. '0 2 * * *') or 6 with seconds first")
+    return CronTrigger(timezone="UTC", **dict(zip(names, fields, strict=True)))
 
 
 def load_settings(

@@ -77,7 +77,7 @@ def test_errors_exit_non_zero_with_one_line_and_no_traceback(
     code = main(["stats", "--db", str(tmp_path / "missing.duckdb")], environ={})
     err = capsys.readouterr().err
     assert code == 2
-    assert "does not exist" in err and "Traceback" not in err
+    assert "no store at" in err and "Traceback" not in err
     code = main(["migrate", "--config", str(tmp_path / "nope.toml")], environ={})
     assert code == 2
     assert "config file" in capsys.readouterr().err

@@ -92,6 +92,7 @@ def test_user_errors_are_one_clear_line(run_cli: RunCli, store_copy: StoreCopy, 
 
 
 def test_an_empty_store_has_nothing_to_plan(run_cli: RunCli, tmp_path: Path) -> None:
+    assert run_cli(["migrate", "--db", str(tmp_path / "empty.duckdb")]).code == 0
     result = _generate(run_cli, tmp_path / "empty.duckdb", "--agent", "offline")
     assert result.code != 0
     assert "Traceback" not in result.err

@@ -140,6 +140,7 @@ def test_power_matches_the_two_proportion_formula() -> None:
 
 def test_split_refuses_an_empty_store_and_a_bad_share(run_cli: RunCli, tmp_path: Path,
                                                       store_copy: StoreCopy) -> None:
+    assert run_cli(["migrate", "--db", str(tmp_path / "empty.duckdb")]).code == 0
     empty = run_cli(["split", "--db", str(tmp_path / "empty.duckdb")])
     assert empty.code == 2 and empty.out == ""
     (line,) = empty.err.strip().splitlines()

@@ -1,0 +1,381 @@
+"""The admin HTTP API of ``tracemill serve``: ``/api/v1/...`` on its own port.
+
+It answers in the same records the command line prints with ``--json`` (map situations,
+conversations, runs, rollouts), so that the CLI can ask it while the service holds the
+store and print the same output. The OpenAPI document is ``/api/v1/openapi.json``.
+
+It listens on ``api_address`` (default 127.0.0.1:4319), apart from the ingestion ports:
+agents reach OTLP across the cluster while administration stays on loopback, the admin
+token (``admin_token``) is separate from the ingestion token, and a token is required to
+listen beyond loopback. No CORS headers are sent, so browsers on other origins cannot call it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+import json
+import logging
+import socket
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import duckdb
+import uvicorn
+from fastapi import Depends, FastAPI, HTTPException, Query
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from collector.stats import StoreStats, store_stats
+from generator.schedule import GenerationBusy, GenerationJob, ServiceJobs
+from processor.conversation_records import ConversationRecord, read_conversations
+from processor.map_records import SituationRecord, read_situations
+from tracemill.config import Settings, split_address
+from tracemill.errors import TracemillError
+from tracemill.store import Store, load_sql
+
+__all__ = ["ApiServer", "LabelIn", "build_app", "check_api_exposure"]
+
+PREFIX = "/api/v1"
+_BEARER = HTTPBearer(auto_error=False, description="TRACEMILL_ADMIN_TOKEN, when it is set.")
+_log = logging.getLogger("tracemill.api")
+
+
+class ScheduledJobOut(BaseModel):
+    """A job on the service's schedule."""
+
+    name: str = Field(description="refresh-map or generate.")
+    schedule: str = Field(description="Its cron expression or interval.")
+    next_run: str | None = Field(description="Next run time, ISO 8601 UTC.")
+
+
+class GenerationJobOut(BaseModel):
+    """A generation run started in this service (by the schedule or the API)."""
+
+    job_id: str = Field(description="The service's id for the request.")
+    trigger: str = Field(description="schedule or api.")
+    budget: str = Field(description="Its budget.")
+    state: str = Field(description="queued, running, finished or failed.")
+    run_id: str | None = Field(description="The generation run, once recorded.")
+    error: str | None = Field(description="Why it failed.")
+    rollouts: int = Field(description="Rollouts the run has stored so far.")
+    started_unix_nano: int = Field(description="When it started (0: queued).")
+    ended_unix_nano: int | None = Field(description="When it ended.")
+
+
+class Status(BaseModel):
+    """What the service holds and what it will do next."""
+
+    counts: StoreStats = Field(description="What the store holds (as `tracemill stats`).")
+    situations: int = Field(description="Situations in the failure map.")
+    conversations: int = Field(description="Processed conversations.")
+    runs: int = Field(description="Generation runs recorded.")
+    schedule: list[ScheduledJobOut] = Field(description="Scheduled jobs and next run times.")
+    jobs: list[GenerationJobOut] = Field(description="Generation runs this process started.")
+    map_error: str | None = Field(description="The last map refresh's error, if it failed.")
+
+
+class StartRun(BaseModel):
+    """A generation run to start now."""
+
+    budget: str | None = Field(default=None, description="200 (rollouts), '50k tokens' or "
+                               "'$5' (default: generate_budget, else budget).")
+
+
+_Text = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
+
+
+def _given(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": [name], "properties": {name: schema}}
+
+
+class LabelIn(BaseModel):
+    """Late feedback on one conversation, trace or rollout (thumbs up or down): one of the
+    three ids, and passed and/or reward."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": [
+        {"anyOf": [_given(name, {"type": "string", "minLength": 1})
+                   for name in ("conversation_id", "trace_id", "rollout_id")]},
+        {"anyOf": [_given("passed", {"type": "boolean"}), _given("reward", {"type": "number"})]},
+    ]})
+
+    conversation_id: _Text = Field(default=None, description="The conversation.")
+    trace_id: _Text = Field(default=None, description="Or a trace id.")
+    rollout_id: _Text = Field(default=None, description="Or a rollout (RUN_ID:INDEX).")
+    passed: bool | None = Field(default=None, strict=True, description="The verdict.")
+    reward: float | None = Field(default=None, strict=True, description="Or a reward.")
+    kind: Literal["human", "program", "model"] = Field(default="human",
+                                                       description="human, program or model.")
+    labeled_by: str = Field(min_length=1, description="Who made it.")
+    note: str | None = Field(default=None, description="Free text.")
+
+    @model_validator(mode="after")
+    def _check(self) -> LabelIn:
+        if not (self.conversation_id or self.trace_id or self.rollout_id):
+            raise ValueError("needs conversation_id, trace_id or rollout_id")
+        if self.passed is None and self.reward is None:
+            raise ValueError("needs passed or reward")
+        return self
+
+
+class ErrorBody(BaseModel):
+    """An error answer."""
+
+    error: str = Field(description="What went wrong and what to do.")
+
+
+def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    words = {400: "Unreadable request body", 401: "Missing or wrong admin token",
+             404: "No such item", 405: "Method not allowed",
+             409: "A generation run is under way"}
+    return {code: {"model": ErrorBody, "description": words[code]} for code in codes}
+
+
+class LabelsStored(BaseModel):
+    """What POST /labels stored."""
+
+    stored: int = Field(description="Labels stored.")
+    unknown: list[str] = Field(description="Targets that name nothing processed yet.")
+
+
+def check_api_exposure(settings: Settings) -> None:
+    """Refuse an admin API beyond loopback without ``admin_token``."""
+    host, _ = split_address(settings.api_address)
+    if settings.admin_token is None and not _loopback(host):
+        raise TracemillError(
+            f"refusing to serve the admin API on {settings.api_address} without a token: "
+            "anyone who reaches it could read conversations and start runs; set "
+            "TRACEMILL_ADMIN_TOKEN (separate from TRACEMILL_AUTH_TOKEN) or bind it to "
+            "loopback with --api-address 127.0.0.1:4319")
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
+    """The API over an open store and the service's jobs."""
+    token = settings.admin_token.get_secret_value() if settings.admin_token else None
+
+    def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None,
+                                          Depends(_BEARER)] = None) -> None:
+        if token is None:
+            return
+        given = credentials.credentials if credentials is not None else ""
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(401, "missing or wrong admin token: send "
+                                     "'Authorization: Bearer <TRACEMILL_ADMIN_TOKEN>'",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    app = FastAPI(title="tracemill", version="1", openapi_url=f"{PREFIX}/openapi.json",
+                  docs_url=None, redoc_url=None, dependencies=[Depends(authorized)],
+                  responses=_errors(401, 405))
+
+    @contextmanager
+    def cursor() -> Iterator[duckdb.DuckDBPyConnection]:
+        opened = store.cursor()
+        try:
+            yield opened
+        finally:
+            opened.close()
+
+    def job_out(job: GenerationJob) -> GenerationJobOut:
+        from generator.rollout_store import stored_progress
+
+        rollouts = 0
+        run_id = job.run_id
+        with cursor() as c:
+            if run_id is None and job.started_unix_nano:
+                row = c.execute(load_sql("generator", "runs_started_since.sql"),
+                                [job.started_unix_nano]).fetchone()
+                run_id = row[0] if row else None
+            if run_id is not None:
+                rollouts = len(stored_progress(c, run_id).indices)
+        return GenerationJobOut(**{**asdict(job), "run_id": run_id, "rollouts": rollouts})
+
+    @app.get(f"{PREFIX}/status", response_model=Status, summary="Counts and next runs")
+    def status() -> Status:
+        with cursor() as c:
+            situations = len(read_situations(c))
+            row = c.execute(load_sql("generator", "service_counts.sql")).fetchone()
+            conversations, runs = (int(row[0]), int(row[1])) if row else (0, 0)
+        return Status(counts=store_stats(store), situations=situations,
+                      conversations=conversations, runs=runs,
+                      schedule=[ScheduledJobOut(**asdict(j)) for j in jobs.schedule()],
+                      jobs=[job_out(j) for j in jobs.jobs()], map_error=jobs.map_error)
+
+    @app.get(f"{PREFIX}/map", response_model=list[SituationRecord],
+             summary="The failure map's situations, worst first (as `map --json`)")
+    def failure_map(status: Annotated[str | None, Query(description="Only this status.")] = None,
+                    axis: Annotated[str | None, Query(description="Only situations with a "
+                                                      "coordinate on this axis.")] = None,
+                    ) -> list[SituationRecord]:
+        with cursor() as c:
+            found = read_situations(c)
+        return [s for s in found if (status is None or s.status == status)
+                and (axis is None or any(k.axis == axis for k in s.coordinates))]
+
+    @app.get(f"{PREFIX}/map/situations/{{situation_id}}", response_model=SituationRecord,
+             responses=_errors(404),
+             summary="One situation with its member conversation ids")
+    def situation(situation_id: str) -> SituationRecord:
+        with cursor() as c:
+            found = [s for s in read_situations(c) if s.situation_id == situation_id]
+        if not found:
+            raise HTTPException(404, f"no situation {situation_id!r} in the failure map")
+        return found[0]
+
+    @app.get(f"{PREFIX}/conversations", response_model=list[ConversationRecord],
+             summary="Processed conversations, newest first (as `conversations --json`)")
+    def conversations(outcome: Literal["pass", "fail", "ungraded"] | None = None,
+                      version: str | None = None, tool: str | None = None,
+                      situation: str | None = None,
+                      limit: Annotated[int, Query(ge=1, le=10_000)] = 50,
+                      ) -> list[ConversationRecord]:
+        with cursor() as c:
+            return read_conversations(c, outcome=outcome, version=version, tool=tool,
+                                      situation=situation, limit=limit)
+
+    @app.get(f"{PREFIX}/conversations/{{conversation_id}}", response_model=ConversationRecord,
+             responses=_errors(404),
+             summary="One conversation with its transcript")
+    def conversation(conversation_id: str) -> ConversationRecord:
+        with cursor() as c:
+            found = read_conversations(c, conversation_id=conversation_id, limit=1)
+        if not found:
+            raise HTTPException(404, f"no conversation {conversation_id!r}")
+        return found[0]
+
+    @app.get(f"{PREFIX}/runs", summary="Generation runs, newest first (as `runs --json`)")
+    def runs() -> list[dict[str, Any]]:
+        from generator.rollout_store import list_runs
+
+        with cursor() as c:
+            return list_runs(c)
+
+    @app.post(f"{PREFIX}/runs", status_code=202, response_model=GenerationJobOut,
+              responses=_errors(400, 409),
+              summary="Start a generation run now with a budget")
+    def start_run(body: StartRun) -> GenerationJobOut:
+        try:
+            job = jobs.start_generation(body.budget)
+        except GenerationBusy as exc:
+            raise HTTPException(409, str(exc)) from None
+        return job_out(job)
+
+    @app.get(f"{PREFIX}/runs/{{run_id}}", responses=_errors(404), summary="One run's stored record")
+    def run(run_id: str) -> Any:
+        from generator.rollout_store import latest_record
+
+        with cursor() as c:
+            record = latest_record(c, run_id)
+        if record is None:
+            raise HTTPException(404, f"no finished record for run {run_id!r}")
+        return json.loads(record)
+
+    @app.get(f"{PREFIX}/jobs/{{job_id}}", response_model=GenerationJobOut, responses=_errors(404),
+             summary="Progress of a generation run started in this service")
+    def job(job_id: str) -> GenerationJobOut:
+        found = jobs.job(job_id)
+        if found is None:
+            raise HTTPException(404, f"no job {job_id!r} in this service")
+        return job_out(found)
+
+    @app.get(f"{PREFIX}/rollouts", summary="Rollouts in full, newest run first "
+                                           "(as `rollouts --json`)")
+    def rollouts(run: str | None = None, situation: str | None = None,
+                 outcome: Literal["pass", "fail", "ungraded"] | None = None,
+                 mutation: Literal["fired", "not_fired", "none"] | None = None,
+                 limit: Annotated[int, Query(ge=1, le=10_000)] = 50) -> list[dict[str, Any]]:
+        from generator.rollout_views import RolloutFilter, find_rollout, list_rollouts
+
+        with cursor() as c:
+            rows = list_rollouts(c, RolloutFilter(run_id=run, situation=situation,
+                                                  outcome=outcome, mutation=mutation,
+                                                  limit=limit))
+            details = [find_rollout(c, row.rollout_id) for row in rows]
+        return [d.to_json() for d in details if d is not None]
+
+    @app.get(f"{PREFIX}/rollouts/{{rollout_id}}", responses=_errors(404),
+             summary="One rollout in full")
+    def rollout(rollout_id: str) -> dict[str, Any]:
+        from generator.rollout_views import find_rollout
+
+        with cursor() as c:
+            found = find_rollout(c, rollout_id)
+        if found is None:
+            raise HTTPException(404, f"no rollout {rollout_id!r}")
+        return found.to_json()
+
+    @app.post(f"{PREFIX}/labels", status_code=201, response_model=LabelsStored,
+              responses=_errors(400),
+              summary="Late feedback: label a conversation, trace or rollout")
+    def label(body: LabelIn) -> LabelsStored:
+        from processor.labels import LabelRow, store_labels, unknown_targets
+
+        target = body.conversation_id or body.trace_id or body.rollout_id
+        assert target is not None
+        rows = [LabelRow(target, body.passed, body.reward, body.kind, body.labeled_by,
+                         body.note)]
+        stored = store_labels(store, rows, Path("api"))
+        return LabelsStored(stored=stored, unknown=unknown_targets(store, rows))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _error(_: Any, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": exc.detail}, status_code=exc.status_code,
+                            headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _crash(_: Any, exc: Exception) -> JSONResponse:
+        _log.error("API request failed", extra={"fields": {"error": repr(exc)}})
+        return JSONResponse({"error": f"internal error: {type(exc).__name__}"},
+                            status_code=500)
+
+    return app
+
+
+class _Uvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: ``serve`` owns shutdown."""
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+class ApiServer:
+    """The API on its own thread and event loop, on a socket bound at construction."""
+
+    def __init__(self, settings: Settings, app: FastAPI) -> None:
+        host, port = split_address(settings.api_address)
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self._socket = socket.create_server((host, port), family=family, reuse_port=False)
+        self.address = f"{host}:{self._socket.getsockname()[1]}"
+        """Where it listens (host:port)."""
+        self._server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False,
+                                               lifespan="off"))
+        self._thread = threading.Thread(target=self._run, name="tracemill-api", daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._socket]))
+
+    def start(self) -> None:
+        """Start serving."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop serving (requests under way finish)."""
+        self._server.should_exit = True
+        self._thread.join(timeout=15)
+        self._socket.close()
