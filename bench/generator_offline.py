@@ -46,11 +46,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from generator.backends import BackendOptions
 from generator.budget import Budget, BudgetLedger
 from generator.offline_agent import OfflineAgent
-from generator.person import TemplatePerson
 from generator.plan import PlanOptions, build_plan, load_plan_inputs
 from generator.prices import PriceTable
 from generator.run import RunConfig, run_generation
 from generator.simulate import Limits, simulate
+from generator.template_person import TemplatePerson
 from processor.run import ProcessOptions, process
 from tests.generator._careful import Proof, measure
 from tests.support.pipeline import store_requests

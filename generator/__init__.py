@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from generator.budget import Budget, BudgetLedger
     from generator.checks import conduct_checks
     from generator.graders import GraderVerdict, JudgeGrader, PythonGrader, combine
-    from generator.person import TemplatePerson, sample_persona
+    from generator.person import sample_persona
     from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
     from generator.records import (
         ChatBackend,
@@ -38,13 +38,14 @@ if TYPE_CHECKING:
     from generator.run import RunConfig, run_generation
     from generator.run_record import RunRecord, render_record
     from generator.simulate import Limits, simulate
+    from generator.template_person import TemplatePerson
     from generator.world import World, load_tool_file
 
 _HOMES = {
     "BackendOptions": "backends", "build_backend": "backends", "Budget": "budget",
     "BudgetLedger": "budget", "conduct_checks": "checks", "GraderVerdict": "graders",
     "JudgeGrader": "graders", "PythonGrader": "graders", "combine": "graders",
-    "TemplatePerson": "person", "sample_persona": "person", "Plan": "plan",
+    "TemplatePerson": "template_person", "sample_persona": "person", "Plan": "plan",
     "PlanOptions": "plan", "build_plan": "plan", "load_plan_inputs": "plan",
     "RunRecord": "run_record", "render_record": "run_record", "ChatBackend": "records",
     "Grade": "records", "Message": "records", "ModelReply": "records",

@@ -12,6 +12,11 @@ changes the stance a conversation is read as.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from generator.records import Persona
+
 TEXTURE_PROSE = {
     "plain": "You write normal sentences with the usual capitals and punctuation.",
     "lowercase": "You type fast in small letters only, never a capital, and skip most "
@@ -178,3 +183,18 @@ CONTRACTIONS = (("I'm", "I am"), ("I've", "I have"), ("I'd", "I would"), ("I'll"
 CLIPPED_WORDS = (r"\b(a|an|the|please|kindly|just|really|very|so much|hi|hello|hey|thanks|"
                  r"thank you|could you|can you|would you|i would like to|i'd like to|"
                  r"i want to|i wanted to)\b")
+
+
+def voice(persona: Persona) -> str:
+    """How the persona writes and sounds, as prose for a writer."""
+    return " ".join((f"You are {persona.name}.", TEXTURE_PROSE.get(persona.texture, ""),
+                     TONE_PROSE.get(persona.tone, ""), LENGTH_PROSE.get(persona.length, "")))
+
+
+def persona_prose(persona: Persona) -> str:
+    """The persona as prose for a writer, never as labels or the axis values' names."""
+    patience = max(1, min(5, persona.patience))
+    answers = "answer" if patience == 1 else "answers"
+    return " ".join(part for part in (
+        voice(persona), STANCE_PROSE.get(persona.stance, ""),
+        f"You give up after {COUNT_WORDS[patience]} unhelpful {answers}.") if part)

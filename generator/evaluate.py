@@ -25,12 +25,12 @@ from generator.budget import Budget, BudgetLedger
 from generator.checks import CHECKS_STAMP, conduct_checks
 from generator.eval_stats import Comparison, Estimate, TaskResult, compare, metric
 from generator.graders import combine
-from generator.person import TemplatePerson
 from generator.plan_codec import plan_from_json
 from generator.prices import PriceTable
 from generator.records import PlannedRollout, ToolSpec
 from generator.simulate import simulate
 from generator.split import SplitError, require_split_table
+from generator.template_person import TemplatePerson
 from tracemill.store import load_sql
 
 SAMPLE_SEED_STEP = 1_000_003

@@ -3,7 +3,8 @@
 A persona is *sampled* (:func:`sample_persona`), never described by hand, and is the same
 person on every turn. Two writers speak for it:
 
-- :class:`TemplatePerson` (spec ``template``): offline and fast. It renders the goal's ask
+- :class:`~generator.template_person.TemplatePerson` (spec ``template``): offline and fast.
+  It renders the goal's ask
   through the persona (how they type, their tone, the stance and history the rollout aims
   at), answers questions with the facts it holds (exactly as held: ``#W8178512``), says
   thanks only when the world's answers in the transcript show its goal met (the asked
@@ -34,6 +35,7 @@ from typing import Protocol
 import orjson
 
 from generator import _person_phrases as P
+from generator._conduct_words import result_failure
 from generator._world_values import is_id_like, subject_noun, tool_kind, tool_verb, words
 from generator.errors import BackendError
 from generator.records import (
@@ -102,20 +104,6 @@ def sample_persona(rng: random.Random, stance: str) -> Persona:
 # --------------------------------------------------------------------------- prose
 
 
-def _voice(persona: Persona) -> str:
-    return " ".join((f"You are {persona.name}.", P.TEXTURE_PROSE.get(persona.texture, ""),
-                     P.TONE_PROSE.get(persona.tone, ""), P.LENGTH_PROSE.get(persona.length, "")))
-
-
-def persona_aside(persona: Persona) -> str:
-    """The persona as prose for a writer, never as labels or the axis values' names."""
-    patience = max(1, min(5, persona.patience))
-    answers = "answer" if patience == 1 else "answers"
-    return " ".join(part for part in (
-        _voice(persona), P.STANCE_PROSE.get(persona.stance, ""),
-        f"You give up after {P.COUNT_WORDS[patience]} unhelpful {answers}.") if part)
-
-
 # --------------------------------------------------------------------------- protocols
 
 
@@ -181,7 +169,6 @@ def goal_progress(goal: Goal, transcript: Sequence[Message]) -> str:
     (the asked tool was called and failed), ``none`` (never called) or ``untracked`` (a
     goal with no tool: the agent's words are all there is). A lookup of something else
     (the order, when the person asked about stock) meets nothing."""
-    from generator._conduct_words import result_failure  # the words of the checks
     from processor.results import read_result
 
     calls = {call.id: call.name for message in transcript if message.role == "assistant"
@@ -315,17 +302,6 @@ def goal_ask(goal: Goal, rng: random.Random | None = None) -> str:
 # --------------------------------------------------------------------------- template
 
 
-class TemplatePerson:
-    """The offline person (spec ``template``): phrase tables, no model, no key."""
-
-    spec = "template"
-
-    def start(self, plan: PlannedRollout) -> PersonSession:
-        """The template person of one rollout (deterministic for its seed)."""
-        from generator._template_person import TemplateSession  # the engine builds on this module
-
-        return TemplateSession(plan)
-
 # --------------------------------------------------------------------------- model
 
 _END = re.compile(r"#{2,}\s*(DONE|LEAVE)\s*#{2,}", re.I)
@@ -338,7 +314,7 @@ def person_brief(plan: PlannedRollout) -> str:
     facts = "; ".join(f"your {_label(key)} is {spoken_fact(value)}"
                       for key, value in goal.facts.items())
     history = plan.situation.get("history", "fresh")
-    lines = [persona_aside(persona), "", "You are chatting with a customer support "
+    lines = [P.persona_prose(persona), "", "You are chatting with a customer support "
              f"assistant. What you want: {goal_ask(goal)}"]
     if facts:
         lines.append(f"What you know and can tell when asked: {facts}. Give a detail when "
@@ -441,7 +417,7 @@ async def paraphrase(writer: ChatBackend, ask: str, persona: Persona,
     drops an identifier, number or email of the ask (the caller falls back loudly).
     """
     system = ("Rewrite a customer's request to a support assistant in the customer's own "
-              f"words. {_voice(persona)} Keep the meaning, and keep every identifier, "
+              f"words. {P.voice(persona)} Keep the meaning, and keep every identifier, "
               "number, email and date exactly as written. Reply with the rewritten message "
               "only: no quotes, no preamble.")
     reply = await writer.complete(ModelRequest(
@@ -460,5 +436,5 @@ async def paraphrase(writer: ChatBackend, ask: str, persona: Persona,
 
 __all__ = ["DONE_TOKEN", "LEAVE_TOKEN", "LENGTHS", "NAMES", "PROGRESS", "STANCES", "TEXTURES",
            "TONES", "ModelPerson", "PersonSession", "PersonTurn", "PersonWriter",
-           "TemplatePerson", "flip_roles", "goal_ask", "goal_progress", "paraphrase",
-           "person_brief", "persona_aside", "sample_persona", "spoken_ask", "spoken_fact"]
+           "flip_roles", "goal_ask", "goal_progress", "paraphrase",
+           "person_brief", "sample_persona", "spoken_ask", "spoken_fact"]

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from generator._person_phrases import persona_prose
+
 JsonSchema = Mapping[str, Any]
 """An OpenAI-style JSON schema object (``{"type": "object", "properties": ...}``)."""
 
@@ -240,9 +242,7 @@ class Persona:
 
     def aside(self) -> str:
         """The persona as the prose a writer sees, never as labels."""
-        from generator.person import persona_aside
-
-        return persona_aside(self)
+        return persona_prose(self)
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,12 @@ from collections.abc import Mapping
 from generator.backends import BackendOptions, build_backend
 from generator.errors import BudgetError, GeneratorError
 from generator.graders import Grader, build_grader
-from generator.person import ModelPerson, PersonWriter, TemplatePerson
+from generator.person import ModelPerson, PersonWriter
 from generator.prices import PriceTable
 from generator.records import ChatBackend
 from generator.run_config import RunConfig, model_key, role_specs
 from generator.simulate import is_free
+from generator.template_person import TemplatePerson
 from generator.worlds import WorldSource, build_worlds
 
 

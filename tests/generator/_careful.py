@@ -27,7 +27,7 @@ import orjson
 
 from generator.budget import Budget, BudgetLedger
 from generator.offline_agent import OfflineAgent
-from generator.person import TemplatePerson, goal_progress
+from generator.person import goal_progress
 from generator.plan import Plan
 from generator.prices import PriceTable
 from generator.records import (
@@ -41,6 +41,7 @@ from generator.records import (
     Transcript,
 )
 from generator.simulate import Limits, simulate
+from generator.template_person import TemplatePerson
 from generator.world import is_id_like, tool_kind
 from tests.generator._scripted import _read
 

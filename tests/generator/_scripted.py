@@ -26,7 +26,7 @@ import orjson
 
 from generator.budget import Budget, BudgetLedger
 from generator.checks import conduct_checks
-from generator.person import STANCES, TemplatePerson, sample_persona
+from generator.person import STANCES, sample_persona
 from generator.prices import PriceTable
 from generator.records import (
     ChatBackend,
@@ -44,6 +44,7 @@ from generator.records import (
     Transcript,
 )
 from generator.simulate import simulate
+from generator.template_person import TemplatePerson
 
 
 def _schema(properties: Mapping[str, Mapping[str, Any]],

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from generator._person_phrases import persona_prose
 from generator.errors import BackendError
 from generator.person import (
     DONE_TOKEN,
@@ -29,10 +30,8 @@ from generator.person import (
     TONES,
     ModelPerson,
     PersonTurn,
-    TemplatePerson,
     paraphrase,
     person_brief,
-    persona_aside,
     sample_persona,
     spoken_ask,
 )
@@ -48,6 +47,7 @@ from generator.records import (
     TokenUsage,
     ToolCall,
 )
+from generator.template_person import TemplatePerson
 from processor.axes import situate
 from processor.stance import classify_stance
 
@@ -139,7 +139,7 @@ _LABELS = {*TEXTURES, *TONES, *LENGTHS, *STANCES, "run on", "texture", "tone", "
 @given(seed=st.integers(0, 2**32), stance=st.sampled_from(STANCES))
 def test_the_aside_is_prose_without_labels(seed: int, stance: str) -> None:
     drawn = sample_persona(random.Random(seed), stance)
-    aside = persona_aside(drawn)
+    aside = persona_prose(drawn)
     assert aside.startswith(f"You are {drawn.name}.") and "=" not in aside
     words = set(re.findall(r"[a-z_]+", aside.lower()))
     assert not {label for label in _LABELS if " " not in label} & words, aside
@@ -490,7 +490,7 @@ def test_model_person_flips_roles_and_briefs_in_prose() -> None:
     assert (opening.usage, opening.cost_usd) == (TokenUsage(40, 9), 0.002)
     system = backend.requests[0].messages[0]
     assert system.role == "system" and system.content is not None
-    assert persona_aside(who) in system.content and ASK in system.content
+    assert persona_prose(who) in system.content and ASK in system.content
     assert "ORD-4821" in system.content and "second time" in system.content
     assert DONE_TOKEN in system.content and LEAVE_TOKEN in system.content
     assert not backend.requests[0].tools and backend.requests[0].seed is not None

@@ -49,7 +49,9 @@ from typing import Protocol
 
 from generator import _person_phrases as P
 from generator._conduct_words import claims_success
+from generator._world_values import is_id_like, tool_kind
 from generator.person import (
+    PersonSession,
     PersonTurn,
     _agent_text,
     _label,
@@ -59,7 +61,6 @@ from generator.person import (
     spoken_fact,
 )
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
-from generator.world import is_id_like, tool_kind
 
 _SLOT = "\x00"  # fact values ride through the texture transforms as \x00<n>\x00
 _CLIP = re.compile(P.CLIPPED_WORDS, re.I)
@@ -471,3 +472,13 @@ def _render(persona: Persona, rng: random.Random, pieces: Sequence[_Piece],
     for index, value in enumerate(values):
         message = message.replace(f"{_SLOT}{index}{_SLOT}", value)
     return message
+
+
+class TemplatePerson:
+    """The offline person (spec ``template``): phrase tables, no model, no key."""
+
+    spec = "template"
+
+    def start(self, plan: PlannedRollout) -> PersonSession:
+        """The template person of one rollout (deterministic for its seed)."""
+        return TemplateSession(plan)
