@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from processor._regex_literals import required_literals
+
 
 @dataclass(frozen=True)
 class Family:
@@ -30,6 +32,10 @@ class Family:
 
     needs: frozenset[str] = frozenset()
     """And, when not empty, words one of which every match also contains."""
+    literals: tuple[str, ...] | None = None
+    """Strings one of which every match contains, read from the pattern itself
+    (:func:`processor._regex_literals.required_literals`); None: no short list. A cheap
+    test that skips the search when none is in the ask (the search would find nothing)."""
 
     def may_match(self, words: frozenset[str], lowered: str) -> bool:
         """False when the ask cannot match (it has none of the cues or marks)."""
@@ -43,10 +49,12 @@ class Family:
 def family(stance: str, name: str, weight: float, pattern: str,
             cues: str | None = None, needs: str = "") -> Family:
     cues_ = (_CUES.get(name, "") if cues is None else cues).split()
-    return Family(stance, name, weight, re.compile(pattern, re.VERBOSE),
+    compiled = re.compile(pattern, re.VERBOSE)
+    return Family(stance, name, weight, compiled,
                   frozenset(cue for cue in cues_ if cue[0].isalnum()),
                   tuple(cue.lstrip("~").replace("_", " ") for cue in cues_
-                        if not cue[0].isalnum()), frozenset(needs.split()))
+                        if not cue[0].isalnum()), frozenset(needs.split()),
+                  required_literals(compiled))
 
 
 def tokens(lowered: str) -> frozenset[str]:

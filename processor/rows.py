@@ -51,7 +51,7 @@ COLUMNS: tuple[str, ...] = (
     "start_unix_nano", "end_unix_nano", "outcome", "reward", "outcome_source", "labeled_by",
     "evaluations", "failure_class", "tool", "tool_condition", "world_state", "history",
     "user_stance", "policy_rule", "tools", "focal_step", "score_attributes",
-    "processed_unix_nano", "messages")
+    "processed_unix_nano", "messages", "history_within")
 """The conversations table's columns, in the order :func:`build_chunk` fills them."""
 
 
@@ -69,22 +69,35 @@ _new = object.__new__
 _set = object.__setattr__
 
 
-def _span_rows(spans: pa.Table) -> Iterator[tuple[str, SpanRow]]:
-    """(conversation id, span) for each row of chunk_spans.sql, in order."""
+def _span_groups(spans: pa.Table) -> dict[str, list[tuple[Any, ...]]]:
+    """The rows of chunk_spans.sql by conversation id (in order of first row): each row
+    the values of :class:`SpanRow`'s fields, attributes and events still JSON text.
+
+    The JSON is parsed one conversation at a time (:func:`_span_row`), just before the
+    conversation is built: the parsed attributes of a whole chunk were most of a worker's
+    memory (~200 MB for 5,000 conversations), those of one conversation are nothing.
+    """
+    grouped: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     columns = _columns(spans)
-    if not columns:
-        return
-    attributes, events = (spans.schema.get_field_index(name) for name in ("attributes", "events"))
-    columns[attributes] = [orjson.loads(value) for value in columns[attributes]]
-    columns[events] = [() if value == "[]" else tuple(orjson.loads(value))
-                       for value in columns[events]]
-    for conversation_id, values in zip(columns[0], zip(*columns[1:], strict=True), strict=True):
-        if _FAST_SPAN_ROW:
-            span = _new(SpanRow)
-            _set(span, "__dict__", dict(zip(_SPAN_FIELDS, values, strict=True)))
-        else:
-            span = SpanRow(*values)
-        yield conversation_id, span
+    if columns:
+        for conversation_id, values in zip(columns[0], zip(*columns[1:], strict=True),
+                                           strict=True):
+            grouped[conversation_id].append(values)
+    return grouped
+
+
+def _span_row(values: tuple[Any, ...], attributes: int, events: int) -> SpanRow:
+    """One span from its :func:`_span_groups` values (``attributes`` and ``events``: the
+    positions of those two JSON texts)."""
+    parsed = list(values)
+    parsed[attributes] = orjson.loads(parsed[attributes])
+    value = parsed[events]
+    parsed[events] = () if value == "[]" else tuple(orjson.loads(value))
+    if _FAST_SPAN_ROW:
+        span = _new(SpanRow)
+        _set(span, "__dict__", dict(zip(_SPAN_FIELDS, parsed, strict=True)))
+        return span
+    return SpanRow(*parsed)
 
 
 def build_chunk(chunk: ChunkInput, options: ProcessOptions, now: int) -> pa.Table | None:
@@ -112,9 +125,10 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _build_chunk(chunk: ChunkInput, options: ProcessOptions, now: int) -> pa.Table | None:
-    spans: dict[str, list[SpanRow]] = defaultdict(list)
-    for conversation_id, span in _span_rows(chunk.spans):
-        spans[conversation_id].append(span)
+    groups = _span_groups(chunk.spans)
+    # positions among the values after the conversation id (the first column)
+    attributes_at, events_at = (chunk.spans.schema.get_field_index(name) - 1
+                                for name in ("attributes", "events"))
     logs: dict[str, list[LogRow]] = defaultdict(list)
     for trace_id, span_id, at, event_name, body, attributes in zip(*_columns(chunk.logs),
                                                                    strict=True):
@@ -124,9 +138,12 @@ def _build_chunk(chunk: ChunkInput, options: ProcessOptions, now: int) -> pa.Tab
     labels: dict[str, list[Label]] = defaultdict(list)
     for conversation_id, passed, reward, kind, by, _ in zip(*_columns(chunk.labels), strict=True):
         labels[conversation_id].append(Label(passed, reward, kind, by))
-    rows = [_conversation_row(conversation_id, sorted(members, key=_span_time), logs,
-                              labels.get(conversation_id, []), options, now)
-            for conversation_id, members in spans.items()]
+    rows = []
+    for conversation_id in list(groups):  # popped as built: their JSON text goes too
+        members = [_span_row(values, attributes_at, events_at)
+                   for values in groups.pop(conversation_id)]
+        rows.append(_conversation_row(conversation_id, sorted(members, key=_span_time), logs,
+                                      labels.get(conversation_id, []), options, now))
     if not rows:
         return None
     return pa.table(dict(zip(COLUMNS, map(list, zip(*rows, strict=True)), strict=True)))
@@ -188,4 +205,7 @@ def _conversation_row(conversation_id: str, spans: list[SpanRow],
         unread_scores(spans, options.reward_keys),
         now,
         chat_messages_json(assembled.transcript, conversation.steps, assembled.contents),
+        # the value placed from this conversation alone: session_history.sql would copy
+        # it here with an UPDATE of every rebuilt row (a second version of each row)
+        situation.history,
     )

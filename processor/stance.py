@@ -103,6 +103,14 @@ def stance_evidence(text: str) -> list[tuple[str, str, float]]:
     return found
 
 
+def _has_any(strings: tuple[str, ...], text: str) -> bool:
+    # a loop, not any(generator): this runs for most families of every ask
+    for string in strings:  # noqa: SIM110
+        if string in text:
+            return True
+    return False
+
+
 def _score(text: str, found: list[tuple[str, str, float]] | None) -> dict[str, float]:
     if "\u2019" in text or "\u2018" in text:
         text = text.replace("\u2019", "'").replace("\u2018", "'")
@@ -112,7 +120,10 @@ def _score(text: str, found: list[tuple[str, str, float]] | None) -> dict[str, f
     matched: set[str] = set()
     for number in candidates(words, lowered):
         family = FAMILIES[number]
-        if family.name not in matched and family.pattern.search(lowered):
+        if family.name in matched or (family.literals is not None and not _has_any(
+                family.literals, lowered)):
+            continue  # counted already, or cannot match: none of its required strings
+        if family.pattern.search(lowered):
             matched.add(family.name)  # a family split into branches counts once
             scores[family.stance] += family.weight
             if found is not None:
