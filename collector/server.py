@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import os
@@ -31,7 +30,7 @@ from collector.http_server import OtlpHttpApp
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline
 from collector.stats import store_stats
-from tracemill.config import Settings, split_address
+from tracemill.config import Settings, is_loopback, split_address
 from tracemill.errors import TracemillError
 from tracemill.store import Store
 
@@ -59,20 +58,11 @@ def check_exposure(settings: Settings) -> None:
         return
     for address in (settings.grpc_address, settings.http_address):
         host, _ = split_address(address)
-        if not _loopback(host):
+        if not is_loopback(host):
             raise TracemillError(
                 f"refusing to listen on {address} without a token or TLS: anyone who "
                 "reaches it could write spans; set TRACEMILL_AUTH_TOKEN, or --tls-cert and "
                 "--tls-key, or pass --insecure-listen (TRACEMILL_INSECURE_LISTEN=true)")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False  # a host name: it may resolve beyond this machine
 
 
 class _Uvicorn(uvicorn.Server):

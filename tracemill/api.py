@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import ipaddress
 import json
 import logging
 import socket
@@ -37,7 +36,7 @@ from collector.stats import StoreStats, store_stats
 from generator.schedule import GenerationBusy, GenerationJob, ServiceJobs
 from processor.conversation_records import ConversationRecord, read_conversations
 from processor.map_records import SituationRecord, read_situations
-from tracemill.config import Settings, split_address
+from tracemill.config import Settings, is_loopback, split_address
 from tracemill.errors import TracemillError
 from tracemill.store import Store, load_sql
 
@@ -148,21 +147,12 @@ class LabelsStored(BaseModel):
 def check_api_exposure(settings: Settings) -> None:
     """Refuse an admin API beyond loopback without ``admin_token``."""
     host, _ = split_address(settings.api_address)
-    if settings.admin_token is None and not _loopback(host):
+    if settings.admin_token is None and not is_loopback(host):
         raise TracemillError(
             f"refusing to serve the admin API on {settings.api_address} without a token: "
             "anyone who reaches it could read conversations and start runs; set "
             "TRACEMILL_ADMIN_TOKEN (separate from TRACEMILL_AUTH_TOKEN) or bind it to "
             "loopback with --api-address 127.0.0.1:4319")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:

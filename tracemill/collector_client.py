@@ -8,12 +8,11 @@ when one is configured) or its admin API (:func:`ask_api`: ``/api/v1/...`` at
 
 from __future__ import annotations
 
-import ipaddress
 from typing import Any
 
 import httpx
 
-from tracemill.config import Settings, split_address
+from tracemill.config import Settings, is_loopback, split_address
 from tracemill.errors import StoreLockedError, TracemillError
 
 __all__ = ["ask_api", "ask_collector"]
@@ -29,7 +28,7 @@ def ask_collector(settings: Settings, path: str, locked: StoreLockedError) -> di
         headers["authorization"] = f"Bearer {settings.auth_token.get_secret_value()}"
     host, _ = split_address(settings.http_address)
     # On loopback the collector's own certificate may be self-signed; elsewhere verify it.
-    verify = not _is_loopback(host)
+    verify = not is_loopback(host)
     try:
         response = httpx.get(url, headers=headers, timeout=10, verify=verify)
         response.raise_for_status()
@@ -81,10 +80,3 @@ def _api_error(response: httpx.Response) -> str:
     return str(detail or response.text)
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

@@ -8,6 +8,7 @@ TOML config file, defaults. The file is ``--config PATH`` (or ``TRACEMILL_CONFIG
 
 from __future__ import annotations
 
+import ipaddress
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -316,6 +317,17 @@ class Settings(BaseModel):
         if (value is None) != (cert is None):
             raise ValueError("tls_cert and tls_key must be set together")
         return value
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine only (a host name other than localhost may resolve
+    beyond it, so it counts as exposed)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def split_address(address: str) -> tuple[str, int]:
