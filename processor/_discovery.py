@@ -1,8 +1,8 @@
 """Discovery of situations: profiles of conversations and the sequential covering over them.
 
-The rules are documented in :mod:`processor.situations` (rules 1-4); this module holds the
-counting (profiles: conversations grouped by period, outcome and coordinates, as numpy
-arrays) and the search.
+The rules are documented in :mod:`processor.situations` (rules 1-4, with the naming
+constants ``NARROWS`` and ``AXIS_ORDER``); this module holds the counting (profiles:
+conversations grouped by period, outcome and coordinates, as numpy arrays) and the search.
 """
 
 from __future__ import annotations
@@ -32,6 +32,15 @@ SHORTLIST = 200
 """Candidates tested exactly per round, by excess."""
 MAX_ROUNDS = 40
 """Rounds of discovery per period, at most."""
+NARROWS = 0.2
+"""Share of a cell's graded conversations a coordinate must leave out to be added to its
+name (rule 3): one kept by nearly every member (``history=fresh``,
+``tool_condition=success``) narrows nothing a user could act on."""
+AXIS_ORDER = ("world_state", "tool", "user_stance", "policy_rule", "tool_condition",
+              "history")
+"""The canonical order of the axes: where two coordinates hold the same conversations
+(``world_state=missing`` and ``tool_condition=not_found``) or tie, the earlier axis names
+the situation: what the world was, then where, then who, then how the tool answered."""
 LATEST, PREVIOUS = 0, 1
 """Period codes of the profiles."""
 
@@ -106,12 +115,20 @@ class Combo:
     cell_of: np.ndarray
 
 
+def axis_order(profiles: Profiles) -> list[int]:
+    """Axis indexes in the canonical order (:data:`AXIS_ORDER`; unknown axes last)."""
+    rank = {axis: i for i, axis in enumerate(AXIS_ORDER)}
+    return sorted(range(len(profiles.axes)),
+                  key=lambda a: (rank.get(profiles.axes[a], len(rank)), profiles.axes[a]))
+
+
 def combos_of(profiles: Profiles) -> list[Combo]:
-    width = len(profiles.axes)
+    """Every single axis and pair of axes, in the canonical order (ties go to the first)."""
+    order = axis_order(profiles)
     base = max(1, len(profiles.values))
     combos = []
-    for axes in [(a,) for a in range(width)] + [
-            (a, b) for a in range(width) for b in range(a + 1, width)]:
+    for axes in [(a,) for a in order] + [
+            (a, b) for i, a in enumerate(order) for b in order[i + 1:]]:
         key = profiles.codes[:, axes[0]].copy()
         for axis in axes[1:]:
             key = key * base + profiles.codes[:, axis]
@@ -169,7 +186,7 @@ def _refine(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
         excess = failed - graded * rate
         used = {axis for axis, _ in coordinates}
         best: tuple[float, tuple[int, int], bool] | None = None
-        for axis in range(len(profiles.axes)):
+        for axis in axis_order(profiles):
             if axis in used:
                 continue
             column = profiles.codes[:, axis]
@@ -182,7 +199,8 @@ def _refine(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
                 failed - int(f[v]), graded - int(g[v]), int(f[v]), int(g[v])) for v in values)
             for value in values:
                 child_g, child_f = int(g[value]), int(f[value])
-                if child_f - child_g * rate < NAMING_SHARE * excess or child_g == graded:
+                if child_f - child_g * rate < NAMING_SHARE * excess or \
+                        child_g > (1 - NARROWS) * graded:
                     continue
                 if child_f * graded <= failed * child_g:
                     continue
@@ -199,6 +217,25 @@ def _refine(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
         if not best[2]:
             aside = coordinates  # split off: the rest of the cell stays in the pool
     return coordinates, aside
+
+
+def _prune(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
+           pool: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """The name without the coordinates that narrow nothing: one that leaves out less than
+    ``NARROWS`` of the cell the other coordinates make is dropped (the last in the canonical
+    order first), whether the round picked it or the naming added it."""
+    order = {axis: i for i, axis in enumerate(axis_order(profiles))}
+    weight = np.where(pool, profiles.n, 0)
+    changed = True
+    while changed and len(coordinates) > 1:
+        changed = False
+        graded = int(weight[profiles.mask(coordinates)].sum())
+        for coordinate in sorted(coordinates, key=lambda c: -order[c[0]]):
+            others = tuple(c for c in coordinates if c != coordinate)
+            if graded > (1 - NARROWS) * int(weight[profiles.mask(others)].sum()):
+                coordinates, changed = others, True
+                break
+    return coordinates
 
 
 def _is_split(profiles: Profiles, outer: np.ndarray, inner: np.ndarray, pool: np.ndarray,
@@ -282,6 +319,9 @@ def discover(profiles: Profiles, combos: Sequence[Combo], period: int) -> list[F
         lateral = _lateral(profiles, combos, coordinates, pool, rate, excess)
         if lateral is not None:
             coordinates, aside = _refine(profiles, lateral, pool, rate)
+        named = _prune(profiles, coordinates, pool)
+        aside = tuple(c for c in aside if c in named or c not in coordinates)
+        coordinates = named
         final = pool & profiles.mask(coordinates)
         found.append(Found(coordinates, float(
             profiles.n[final & profiles.failed].sum() - profiles.n[final].sum() * rate)))

@@ -31,7 +31,15 @@ period's graded conversations. Each round:
    round). When the pick was such a union and the narrowing reached a fragment of a group
    that extends outside it, the group is renamed *laterally*: another single or pair, not
    an ancestor, holding at least ``COINCIDE`` of the fragment's failures with a larger
-   excess, of which the fragment is not merely a part, is taken and named as above;
+   excess, of which the fragment is not merely a part, is taken and named as above.
+   Whatever the route, a name holds no coordinate that *narrows nothing*: one whose cell
+   keeps more than 1 - ``NARROWS`` (80%) of the cell the other coordinates make is left
+   out (``history=fresh``, ``tool_condition=success``, ``world_state=entity_exists``
+   describe nearly every member of anything), whether the round picked it or the naming
+   added it. Where two coordinates hold the same conversations (``world_state=missing``
+   and ``tool_condition=not_found``) or otherwise tie, the canonical axis order
+   ``AXIS_ORDER`` decides: world state, tool, user stance, policy rule, tool condition,
+   history (what the world was, where, who, then how the tool answered);
 4. its members (see rule 3) are set aside from the pool, ``b`` is recomputed, and the next
    round starts, until no candidate is significant (or ``MAX_ROUNDS``).
 
@@ -47,8 +55,15 @@ over both periods is kept.
 **Supersets are judged without what they hold.** Situations are judged smallest first;
 each one's status is decided on its members that belong to no situation judged before it
 (the reason says so: "without the conversations of ..."), against the period's
-conversations outside it. A situation whose remaining members fail significantly in
-neither period is dropped: its excess was explained by the situations inside it. Its
+conversations outside it. Such a second look at conversations partly explained already is
+one more test per situation found, so it is made at ``ALPHA`` / the number of situations
+(Bonferroni). A situation whose remaining members fail significantly in neither period is
+dropped: its excess was explained by the situations inside it. When the remaining members
+do fail, with the status of a situation inside it that holds at least ``COINCIDE`` of
+its failing members in it, that inner situation is a *fragment* of one group that
+extends into the rest (a coordinate read right for only part of the group, such as a
+stance read right for 60% of the members): the two are one situation, named by the
+larger (judged on all its members), and the fragment is not reported. Its
 counts and members (``situation_members``) are all conversations matching its
 coordinates; p, the difference and the priority are those of the judged members.
 
@@ -228,12 +243,12 @@ class _Verdict:
 
 
 def _verdict(counts: tuple[int, int, int, int], rest: tuple[int, int, int, int],
-             names: PeriodNames, min_support: int) -> _Verdict | None:
-    """The status of one situation; None when it fails in neither period."""
+             names: PeriodNames, min_support: int, alpha: float = ALPHA) -> _Verdict | None:
+    """The status of one situation; None when it fails in neither period (at ``alpha``)."""
     g_now, f_now, g_before, f_before = counts
     r_now_g, r_now_f, r_before_g, r_before_f = rest
-    now = above(f_now, g_now, r_now_f, r_now_g) < ALPHA
-    before = above(f_before, g_before, r_before_f, r_before_g) < ALPHA
+    now = above(f_now, g_now, r_now_f, r_now_g) < alpha
+    before = above(f_before, g_before, r_before_f, r_before_g) < alpha
     if not now and not before:
         return None
     low = g_now < min_support
@@ -258,12 +273,12 @@ def _verdict(counts: tuple[int, int, int, int], rest: tuple[int, int, int, int],
     if now and before:
         status = "persistent"
     elif now:
-        status = "new" if p < ALPHA and up else "uncertain"
+        status = "new" if p < alpha and up else "uncertain"
         if status == "uncertain":
             sentence += f"; the change is not significant ({_pct(r_before_f, r_before_g)} " \
                 f"for the rest of {names.previous})"
     else:
-        status = "fixed" if p < ALPHA and not up else "uncertain"
+        status = "fixed" if p < alpha and not up else "uncertain"
         if status == "uncertain":
             sentence += "; the decrease is not significant"
     if low:
@@ -318,28 +333,55 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     # the smaller first: a larger one is judged without the members of those inside it
     kept.sort(key=lambda pair: (int(profiles.n[pair[1]].sum()),
                                 profiles.named(pair[0].coordinates)))
-    situations = []
-    claimed = np.zeros(len(profiles.n), dtype=bool)
-    claimed_by: list[tuple[str, np.ndarray]] = []
-    for item, mask in kept:
-        coordinates = profiles.named(item.coordinates)
-        label = situation_label(coordinates)
+    failing = profiles.graded & profiles.failed
+
+    def judge(mask: np.ndarray, before: Sequence[np.ndarray]) -> tuple[
+            _Verdict | None, list[tuple[int, int]]]:
+        claimed = np.zeros(len(profiles.n), dtype=bool)
+        for other in before:
+            claimed |= other
         counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
-        own = mask & ~claimed
-        judged = [profiles.counts(own, p) for p in (LATEST, PREVIOUS)]
+        judged = [profiles.counts(mask & ~claimed, p) for p in (LATEST, PREVIOUS)]
         rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
                 totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
         (g_now, f_now), (g_before, f_before) = judged
-        verdict = _verdict((g_now, f_now, g_before, f_before), rest, names, min_support)
+        # what a superset has left after the situations inside it is a second look at
+        # conversations already explained: each such look is one more test (Bonferroni)
+        alpha = ALPHA / len(kept) if judged != counts else ALPHA
+        return _verdict((g_now, f_now, g_before, f_before), rest, names, min_support,
+                        alpha), judged
+
+    judged_in_order: list[tuple[Found, np.ndarray, _Verdict, list[tuple[int, int]]]] = []
+    for item, mask in kept:
+        verdict, judged = judge(mask, [m for _, m, _, _ in judged_in_order])
         if verdict is None:
             continue  # its excess is explained by the situations inside it
-        inside = [other for other, other_mask in claimed_by
+        # a situation inside it with the same status, whose failing members it holds, is
+        # a fragment of one group when its own rest fails the same way: it reports the group
+        parts = {i for i, (_, other, other_verdict, _) in enumerate(judged_in_order)
+                 if other_verdict.status == verdict.status
+                 and int(profiles.n[other & mask & failing].sum())
+                 >= COINCIDE * int(profiles.n[other & failing].sum())}
+        if parts:
+            remaining = [e for i, e in enumerate(judged_in_order) if i not in parts]
+            whole, whole_judged = judge(mask, [m for _, m, _, _ in remaining])
+            if whole is not None and whole.status == verdict.status:
+                judged_in_order, verdict, judged = remaining, whole, whole_judged
+        judged_in_order.append((item, mask, verdict, judged))
+    situations = []
+    for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
+        coordinates = profiles.named(item.coordinates)
+        label = situation_label(coordinates)
+        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
+        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
+                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
+        inside = [situation_label(profiles.named(other.coordinates))
+                  for other, other_mask, _, _ in judged_in_order[:index]
                   if int(profiles.n[mask & other_mask].sum())]
         reason = verdict.reason
         if judged != counts:
             reason = f"without the conversations of {' and '.join(inside)}: {reason}"
-        claimed |= mask
-        claimed_by.append((label, mask))
+        (g_now, f_now), (g_before, f_before) = judged
         rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
             (f_before / g_before, g_before) if g_before else (0.0, 0))
         priority = WEIGHTS[verdict.status] * rate * math.sqrt(graded)
