@@ -67,6 +67,20 @@ larger (judged on all its members), and the fragment is not reported. Its
 counts and members (``situation_members``) are all conversations matching its
 coordinates; p, the difference and the priority are those of the judged members.
 
+**Siblings.** A cell can hold two groups that fail at the same rate in one period (two
+stances in one world state, one persistent and one fixed): discovery in that period
+then has nothing inside the cell standing out and reports the broad cell, and the other
+period finds one of the groups, a pair one coordinate narrower. Judged after it, the
+broad cell keeps a status only through the other group. So when a situation judged
+inside a broad one is the broad one plus one coordinate with another status (the same
+status is the fragment case above), and the broad one keeps a status, its remainder is
+named by a *sibling*: the broad cell plus another value of that axis, holding more than
+``SIBLING_SHARE`` (half) of the remainder's failing members in the period it fails (the
+latest if it fails now, else the previous). The sibling is reported instead of the broad
+cell when, judged the same way, it has the same status: the axis along which the cell is
+already cut names the other group. (Two groups that fail alike in both periods, or on
+two different axes, are not split by this rule: nothing in one period tells the axis.)
+
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
 p < ``ALPHA`` (two-sided test, higher rate). ``min_support`` (default 10) graded
@@ -137,6 +151,9 @@ MIN_SUPPORT = 10
 CELL_COINCIDE = 0.5
 """A cell stands for a situation when their common failing members are this share of the
 larger of the two."""
+SIBLING_SHARE = 0.5
+"""Share of a superset's remaining failing members (in the period it fails) a sibling of
+the situation inside it must hold to name the remainder."""
 WEIGHTS = {"new": 3.0, "persistent": 2.0, "uncertain": 1.0, "fixed": 0.5}
 """Priority weight of each status."""
 
@@ -356,6 +373,17 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         verdict, judged = judge(mask, [m for _, m, _, _ in judged_in_order])
         if verdict is None:
             continue  # its excess is explained by the situations inside it
+        sibling = _sibling(profiles, item, mask, verdict,
+                           [(other, m) for other, m, _, _ in judged_in_order],
+                           {i for i, (_, _, v, _) in enumerate(judged_in_order)
+                            if v.status != verdict.status})
+        if sibling is not None:
+            sibling_mask = profiles.mask(sibling.coordinates)
+            sibling_verdict, sibling_judged = judge(
+                sibling_mask, [m for _, m, _, _ in judged_in_order])
+            if sibling_verdict is not None and sibling_verdict.status == verdict.status:
+                item, mask, verdict, judged = (sibling, sibling_mask, sibling_verdict,
+                                               sibling_judged)
         # a situation inside it with the same status, whose failing members it holds, is
         # a fragment of one group when its own rest fails the same way: it reports the group
         parts = {i for i, (_, other, other_verdict, _) in enumerate(judged_in_order)
@@ -403,6 +431,36 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority
                                / total if total else 0.0}) for s in situations]
     return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
+
+
+def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: _Verdict,
+             inside: Sequence[tuple[Found, np.ndarray]], other_status: set[int]) -> Found | None:
+    """The group a superset's remainder holds, named by a sibling of a situation inside
+    it with another status (indexes ``other_status`` of ``inside``; see *Siblings* in the
+    module docstring), or None."""
+    mine = set(item.coordinates)
+    axes = {c[0] for i, (other, _) in enumerate(inside)
+            if i in other_status and mine < set(other.coordinates)
+            for c in set(other.coordinates) - mine if len(other.coordinates) == len(mine) + 1}
+    if not axes:
+        return None
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask in inside:
+        claimed |= other_mask
+    period = LATEST if verdict.fails_now else PREVIOUS
+    rest = mask & ~claimed & profiles.graded & profiles.failed & (profiles.period == period)
+    failing = int(profiles.n[rest].sum())
+    taken = {tuple(sorted(other.coordinates)) for other, _ in inside}
+    best: tuple[int, tuple[tuple[int, int], ...]] | None = None
+    for axis in sorted(axes):
+        column = profiles.codes[:, axis]
+        f = np.bincount(column, weights=np.where(rest, profiles.n, 0),
+                        minlength=len(profiles.values))
+        for value in np.flatnonzero(f > SIBLING_SHARE * failing):
+            coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
+            if coordinates not in taken and (best is None or int(f[value]) > best[0]):
+                best = (int(f[value]), coordinates)
+    return None if best is None else Found(best[1], float(best[0]))
 
 
 def _cells(profiles: Profiles, combos: Sequence[Combo], mask: np.ndarray) -> tuple[str, ...]:

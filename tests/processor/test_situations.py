@@ -233,6 +233,28 @@ def test_a_fragment_of_a_group_read_through_a_noisy_axis_is_reported_whole(
     assert found.status == "new" and "without" not in found.reason
 
 
+def test_a_broad_cell_holding_two_groups_is_reported_as_the_two(store: Store) -> None:
+    # already_acted_on holds two stance groups that fail at the same rate in v1: frustrated
+    # (failing in v2 too) and unsure (fixed in v2), plus members whose stance reads hurried.
+    # Nothing inside the cell stands out in v1, so v1 finds the broad cell; v2 finds the
+    # frustrated pair. The broad cell's remainder is named by its sibling on the stance
+    # axis: one persistent and one fixed situation, no broad one
+    scenario = Scenario()
+    for version, seed in (("v1", 5), ("v2", 6)):
+        scenario.background(version, 1400, 0.08, seed, tool=("lookup", "refund", "update"),
+                            user_stance=("ordinary", "hurried", "frustrated", "unsure"))
+    for version, unsure in (("v1", (15, 16)), ("v2", (1, 30))):
+        scenario.add(version, 15, 16, user_stance="frustrated", world_state="already_acted_on")
+        scenario.add(version, *unsure, user_stance="unsure", world_state="already_acted_on")
+        scenario.add(version, 5, 9, user_stance="hurried", world_state="already_acted_on")
+    situations = _run(store, scenario)
+
+    assert "world_state=already_acted_on" not in situations
+    assert situations["user_stance=frustrated & world_state=already_acted_on"].status == \
+        "persistent"
+    assert situations["user_stance=unsure & world_state=already_acted_on"].status == "fixed"
+
+
 def test_a_fall_from_39_to_0_percent_is_fixed(store: Store) -> None:
     scenario = Scenario()
     for version, seed in (("v1", 3), ("v2", 4)):
