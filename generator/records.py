@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from generator._person_phrases import persona_prose
+from processor.coordinates import coordinate_label
 
 JsonSchema = Mapping[str, Any]
 """An OpenAI-style JSON schema object (``{"type": "object", "properties": ...}``)."""
@@ -220,7 +221,7 @@ class Cell:
 
     def label(self) -> str:
         """``tool=refund_order & user_stance=hurried``."""
-        return " & ".join(f"{axis}={value}" for axis, value in self.coordinates().items())
+        return coordinate_label(self.coordinates().items())
 
 
 @dataclass(frozen=True)

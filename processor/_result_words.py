@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 __all__ = ["CONDITION_OF_FAULT", "ERROR_PREFIX", "HTTP_CODE_TEXT", "PARTIAL_WORDS", "RANK",
-           "SHORT", "STALE_WORDS", "fault_from_text", "http_fault", "text_fault",
+           "SHORT", "STALE_WORDS", "http_fault", "text_fault",
            "text_world", "word"]
 
 CONDITION_OF_FAULT = {"timeout": "timeout", "not_found": "not_found",
@@ -238,19 +238,6 @@ def _token_world(value: str) -> str | None:
     if token.startswith("partial"):
         return "partially_completed"
     return None
-
-
-def fault_from_text(text: str) -> str | None:
-    """The condition an error text names (timeout, permission_denied, not_found, ...), if any.
-
-    Reads exception names (``httpx.ReadTimeout``, ``OrderNotFoundError``) and sentences
-    alike; None when it names nothing more specific than a failure.
-    """
-    fault = _token_fault(text) if len(text) <= 80 and " " not in text.strip() else \
-        text_fault(text, generic=False)
-    if fault is None:
-        return None
-    return CONDITION_OF_FAULT.get(fault, "error")
 
 
 _WordReading = tuple[str | None, str | None, str | None, bool]

@@ -37,14 +37,6 @@ class Family:
     (:func:`processor._regex_literals.required_literals`); None: no short list. A cheap
     test that skips the search when none is in the ask (the search would find nothing)."""
 
-    def may_match(self, words: frozenset[str], lowered: str) -> bool:
-        """False when the ask cannot match (it has none of the cues or marks)."""
-        if self.needs and self.needs.isdisjoint(words):
-            return False
-        if not self.cues and not self.marks:
-            return True
-        return not self.cues.isdisjoint(words) or any(mark in lowered for mark in self.marks)
-
 
 def family(stance: str, name: str, weight: float, pattern: str,
             cues: str | None = None, needs: str = "") -> Family:

@@ -33,6 +33,7 @@ from processor.situations import (
     PeriodNames,
     Situation,
     find_situations,
+    situation_label,
     store_situations,
 )
 from processor.stats import fisher_exact, newcombe, wilson
@@ -175,8 +176,8 @@ def compute_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
     cells = []
     for axis_a, value_a, axis_b, value_b, count, g_now, f_now, g_before, f_before in \
             cursor.execute(load_sql("processor", "cell_counts.sql")).fetchall():
-        label = f"{axis_a}={value_a}" if axis_b == ANY else \
-            f"{axis_a}={value_a} & {axis_b}={value_b}"
+        label = situation_label([(axis_a, value_a)] if axis_b == ANY else
+                                [(axis_a, value_a), (axis_b, value_b)])
         owned = owner.get(label)
         both = g_now and g_before
         cells.append(Cell(
@@ -188,13 +189,6 @@ def compute_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
             owned.low_support if owned else g_now < min_support,
             situation_id=owned.situation_id if owned else None))
     return FailureMap(periods, tuple(situations), tuple(cells))
-
-
-def build_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
-              baseline: str | None = None) -> tuple[Periods, list[Cell]]:
-    """The periods and cells of :func:`compute_map` (for callers that show cells)."""
-    computed = compute_map(cursor, exploration, baseline)
-    return computed.periods, list(computed.cells)
 
 
 def store_map(cursor: duckdb.DuckDBPyConnection, computed: FailureMap) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel, Field
 
+from processor.coordinates import coordinate_label
 from tracemill.store import load_sql
 
 __all__ = [
@@ -201,8 +202,9 @@ def read_cells(cursor: duckdb.DuckDBPyConnection) -> list[CellRecord]:
     for row in _rows(cursor, "stored_map.sql"):
         single = row["axis_b"] == "*"
         cells.append(CellRecord(
-            cell=f"{row['axis_a']}={row['value_a']}" + (
-                "" if single else f" & {row['axis_b']}={row['value_b']}"),
+            cell=coordinate_label([(row["axis_a"], row["value_a"])] if single else
+                                  [(row["axis_a"], row["value_a"]),
+                                   (row["axis_b"], row["value_b"])]),
             axis_a=row["axis_a"], value_a=row["value_a"], axis_b=row["axis_b"],
             value_b=row["value_b"], status=row["status"],
             latest=_period(row["latest_version"], row["graded_latest"], row["failed_latest"],

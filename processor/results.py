@@ -117,7 +117,6 @@ from processor._result_words import (
     RANK,
     SHORT,
     STALE_WORDS,
-    fault_from_text,
     http_fault,
     text_fault,
     text_world,
@@ -125,7 +124,7 @@ from processor._result_words import (
 )
 from processor.tool_verbs import is_action, reads_a_record
 
-__all__ = ["CONDITIONS", "FAULTS", "ResultReading", "fault_from_text", "is_action",
+__all__ = ["CONDITIONS", "FAULTS", "ResultReading", "is_action",
            "parse_result", "read_result"]
 
 CONDITIONS: tuple[str, ...] = (

@@ -140,6 +140,7 @@ from processor._discovery import (
     discover,
     load_profiles,
 )
+from processor.coordinates import coordinate_label
 from processor.stats import fisher_exact, newcombe, wilson
 from tracemill.store import load_sql
 
@@ -218,8 +219,8 @@ class Situation:
 
 
 def situation_label(coordinates: Sequence[tuple[str, str]]) -> str:
-    """``a=x & b=y``, axes by name."""
-    return " & ".join(f"{axis}={value}" for axis, value in sorted(coordinates))
+    """``a=x & b=y``, axes by name (:func:`processor.coordinates.coordinate_label`)."""
+    return coordinate_label(coordinates)
 
 
 def situation_id(label: str) -> str:
