@@ -101,7 +101,7 @@ class Materializer:
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
         self._failures = 0
-        position, commits = store.query("SELECT position, commits FROM collector_spool_cursor")[0]
+        position, commits = store.query(load_sql("collector", "spool_cursor.sql"))[0]
         position = int(position)
         self._commits = int(commits)
         if position > spool.end or position < spool.start:

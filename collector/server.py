@@ -65,8 +65,9 @@ def check_exposure(settings: Settings) -> None:
                 "--tls-key, or pass --insecure-listen (TRACEMILL_INSECURE_LISTEN=true)")
 
 
-class _Uvicorn(uvicorn.Server):
-    """uvicorn without its own signal handlers: the collector owns shutdown."""
+class QuietUvicorn(uvicorn.Server):
+    """uvicorn without its own signal handlers: the process that runs it owns shutdown
+    (the collector's receivers and the admin API both run it so)."""
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
@@ -94,7 +95,7 @@ class Collector:
                        **(documents or {})},
         )
         self._grpc: grpc.aio.Server | None = None
-        self._http: _Uvicorn | None = None
+        self._http: QuietUvicorn | None = None
         self._http_task: asyncio.Task[None] | None = None
 
     async def start(self) -> BoundAddresses:
@@ -154,7 +155,7 @@ class Collector:
             ssl_keyfile=str(settings.tls_key) if settings.tls_key else None,
             timeout_graceful_shutdown=10,
         )
-        server = _Uvicorn(config)
+        server = QuietUvicorn(config)
         self._http = server
         self._http_task = asyncio.create_task(server.serve(sockets=[sock]))
         while not server.started:

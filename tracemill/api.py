@@ -32,6 +32,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from collector.server import QuietUvicorn
 from collector.stats import StoreStats, store_stats
 from generator.schedule import GenerationBusy, GenerationJob, ServiceJobs
 from processor.conversation_records import ConversationRecord, read_conversations
@@ -222,7 +223,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
              summary="One situation with its member conversation ids")
     def situation(situation_id: str) -> SituationRecord:
         with cursor() as c:
-            found = [s for s in read_situations(c) if s.situation_id == situation_id]
+            found = read_situations(c, situation_id)
         if not found:
             raise HTTPException(404, f"no situation {situation_id!r} in the failure map")
         return found[0]
@@ -336,14 +337,6 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
     return app
 
 
-class _Uvicorn(uvicorn.Server):
-    """uvicorn without its own signal handlers: ``serve`` owns shutdown."""
-
-    @contextmanager
-    def capture_signals(self) -> Iterator[None]:
-        yield
-
-
 class ApiServer:
     """The API on its own thread and event loop, on a socket bound at construction."""
 
@@ -353,7 +346,7 @@ class ApiServer:
         self._socket = socket.create_server((host, port), family=family, reuse_port=False)
         self.address = f"{host}:{self._socket.getsockname()[1]}"
         """Where it listens (host:port)."""
-        self._server = _Uvicorn(uvicorn.Config(app, log_level="warning", access_log=False,
+        self._server = QuietUvicorn(uvicorn.Config(app, log_level="warning", access_log=False,
                                                lifespan="off"))
         self._thread = threading.Thread(target=self._run, name="tracemill-api", daemon=True)
 
