@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from processor.results import is_action, read_result
+from processor.results import ResultReading, is_action, read_result
 
 # past tense → stem, for verbs an agent uses to claim it acted
 PAST_TENSES: dict[str, str] = {
@@ -325,7 +325,11 @@ def result_failure(text: str | None, tool: str = "") -> str | None:
     mutating), a body saying the record was *already* acted on (``already_cancelled``) or
     only partly done (``partial``) is no success either: the asked action did not happen.
     """
-    reading = read_result(text, tool=tool or None)
+    return failure_of(read_result(text, tool=tool or None), tool)
+
+
+def failure_of(reading: ResultReading, tool: str = "") -> str | None:
+    """:func:`result_failure` of a result already read with ``tool``."""
     if reading.failed:
         return reading.condition
     if reading.world_state == "missing":

@@ -34,6 +34,7 @@ from generator._world_values import (
     DATE_IN_TEXT,
     FIRST_NAMES,
     SURNAMES,
+    id_head,
     is_id_like,
     redate,
     reshape,
@@ -81,13 +82,13 @@ class Template:
     def variant_for(self, record_id: str) -> Shape | None:
         """The normal exemplar whose own id is written like ``record_id`` (same letters
         before the first digit and same length), None when none is."""
-        head = _id_head(record_id)
+        head = id_head(record_id)
         alike = [shape for shape, own in zip(self.variants, self.variant_ids, strict=True)
-                 if own is not None and _id_head(own) == head and len(own) == len(record_id)]
+                 if own is not None and id_head(own) == head and len(own) == len(record_id)]
         if alike:  # one of them, the same for the same record
             return alike[zlib.crc32(record_id.encode()) % len(alike)]
         return next((shape for shape, own in zip(self.variants, self.variant_ids, strict=True)
-                     if head and own is not None and _id_head(own) == head), None)
+                     if head and own is not None and id_head(own) == head), None)
 
     @functools.cached_property
     def variant_ids(self) -> tuple[str | None, ...]:
@@ -109,11 +110,6 @@ class Template:
         value = self.kinds["normal"].body.get(key) if key else None
         return str(value) if isinstance(value, str | int) and not isinstance(value, bool) \
             else None
-
-
-def _id_head(value: str) -> str:
-    """The letters and punctuation before an id's first digit (``#W``, ``credit_card_``)."""
-    return re.match(r"^\D*", value)[0]  # type: ignore[index]  # always matches
 
 
 def _own_id(body: Any) -> str | None:

@@ -18,8 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from generator._world_values import looks_like_id, reshape_token
-from generator.scenario import id_head
+from generator._world_values import id_head, looks_like_id, reshape_token
 
 _TOKEN = re.compile(r"[A-Za-z0-9_#]+(?:[-.][A-Za-z0-9_]+)*")
 _ARITHMETIC = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Constant, ast.Add, ast.Sub,

@@ -444,3 +444,10 @@ def new_identifier(tool: str, rng: random.Random, avoid: Container[str],
         if made not in avoid and not looks_like_placeholder(made):
             return made
     return f"{prefix}-{rng.getrandbits(40):010d}"
+
+
+def id_head(value: str) -> str:
+    """The letters and punctuation before an identifier's first digit (``#W``,
+    ``credit_card_``): what it keeps when reshaped."""
+    match = re.match(r"^\D*", value)
+    return match[0] if match else ""

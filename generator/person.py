@@ -35,7 +35,7 @@ from typing import Protocol
 import orjson
 
 from generator import _person_phrases as P
-from generator._conduct_words import result_failure
+from generator._conduct_words import failure_of
 from generator._world_values import is_id_like, subject_noun, tool_kind, tool_verb, words
 from generator.errors import BackendError
 from generator.records import (
@@ -49,6 +49,7 @@ from generator.records import (
     Role,
     TokenUsage,
 )
+from processor.results import read_result
 
 TEXTURES = ("plain", "lowercase", "clipped", "run_on", "typo", "formal", "emoji")
 TONES = ("polite", "curt", "sarcastic", "frustrated", "anxious", "friendly")
@@ -169,8 +170,6 @@ def goal_progress(goal: Goal, transcript: Sequence[Message]) -> str:
     (the asked tool was called and failed), ``none`` (never called) or ``untracked`` (a
     goal with no tool: the agent's words are all there is). A lookup of something else
     (the order, when the person asked about stock) meets nothing."""
-    from processor.results import read_result
-
     calls = {call.id: call.name for message in transcript if message.role == "assistant"
              for call in message.tool_calls}
     outcome, already = "none", False
@@ -178,8 +177,9 @@ def goal_progress(goal: Goal, transcript: Sequence[Message]) -> str:
         if message.role != "tool":
             continue
         tool = calls.get(message.tool_call_id or "", message.name or "")
-        failure = result_failure(message.content, tool)
-        already = already or read_result(message.content).world_state == "already_acted_on"
+        reading = read_result(message.content, tool=tool or None)  # read once per result
+        failure = failure_of(reading, tool)
+        already = already or reading.world_state == "already_acted_on"
         if tool == goal.tool:
             outcome = ("met" if failure is None else "already" if failure ==
                        "already_acted_on" else "partial" if failure ==

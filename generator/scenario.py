@@ -41,6 +41,7 @@ from typing import Any
 from generator._world_values import (
     FIRST_NAMES,
     SURNAMES,
+    id_head,
     is_id_like,
     looks_like_id,
     new_identifier,
@@ -78,12 +79,6 @@ def kind_of(key: str) -> str | None:
         return None
     first = named[0]
     return first[:-1] if first.endswith("s") and not first.endswith("ss") else first
-
-
-def id_head(value: str) -> str:
-    """What an identifier keeps when reshaped: everything before its first digit."""
-    match = re.match(r"^\D*", value)
-    return match[0] if match else ""
 
 
 _CODE = re.compile(r"^[A-Z0-9]{5,12}$")
@@ -319,4 +314,4 @@ class Scenario:
         """An identifier the world holds that new ones must not collide with."""
         self._avoid.add(value)
 
-__all__ = ["OWNER_KINDS", "Scenario", "Subject", "attribute_of", "id_head", "kind_of"]
+__all__ = ["OWNER_KINDS", "Scenario", "Subject", "attribute_of", "kind_of"]

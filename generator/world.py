@@ -328,9 +328,9 @@ class World:
     def _read(self, tool: ToolSpec, arguments: dict[str, Any], subject: Entity,
               by_id: bool, count: int) -> Outcome:
         template = self._templates[tool.name]
-        if template is None and not schema_at(tool.parameters, "properties") \
-                and tool_verb(tool.name) is None:  # ping, health: no record to show
-            return Outcome("ok", {"status": "ok", "checked_at": stamp(self._moment())})
+        pinged = self._ping(tool, template)
+        if pinged is not None:
+            return pinged
         shows = kind_of(template.id_key or "") if template is not None else None
         if template is not None and template.listed and shows is not None \
                 and subject.kind is not None and shows != subject.kind:
@@ -375,15 +375,23 @@ class World:
                 items.append(self._record(tool, arguments, entity, entity.status))
         return Outcome("ok", items, None, owner.id, owner.mutated)
 
+    def _ping(self, tool: ToolSpec, template: Template | None) -> Outcome | None:
+        """A tool with no parameters, no exemplars and no known verb (ping, health): no
+        record to show, only that the service is up."""
+        if template is None and not schema_at(tool.parameters, "properties") \
+                and tool_verb(tool.name) is None:
+            return Outcome("ok", {"status": "ok", "checked_at": stamp(self._moment())})
+        return None
+
     def _unowned(self, tool: ToolSpec, arguments: dict[str, Any], count: int) -> Outcome:
         """A search (flights, products) or a stateless action (a transfer to a human): new
         records that are nobody's, matching the criteria the call gave."""
         template = self._templates[tool.name]
         if template is not None and not template.kinds and template.text is not None:
             return Outcome("ok", self._text(tool, template.text, None, arguments))
-        if template is None and not schema_at(tool.parameters, "properties") \
-                and tool_verb(tool.name) is None:  # ping, health: no record to show
-            return Outcome("ok", {"status": "ok", "checked_at": stamp(self._moment())})
+        pinged = self._ping(tool, template)
+        if pinged is not None:
+            return pinged
         if template is None:
             entity = self._hold(self._fresh(self._new_id(tool, count), None))
             entity.owned = False
@@ -415,11 +423,9 @@ class World:
         entity.fields = dict(arguments)
         entity.status = self._rules.target(tool.name)
         record = self._record(tool, arguments, entity, entity.status)
-        if not isinstance(record, dict):
-            pass
-        elif key in self._created:  # the same create twice: a second record, flagged
-            record.update(duplicate=True, duplicate_of=self._created[key])
-        elif subject is not None and subject.duplicate_of:
+        if isinstance(record, dict) and key in self._created:  # the same create twice: a
+            record.update(duplicate=True, duplicate_of=self._created[key])  # second record
+        elif isinstance(record, dict) and subject is not None and subject.duplicate_of:
             record.update(duplicate=True)
         self._created.setdefault(key, entity.id)
         if entity.owned and entity.kind and entity.kind != self._scenario.owner_kind:
