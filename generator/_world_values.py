@@ -103,6 +103,13 @@ def words(name: str) -> tuple[str, ...]:
     return tuple(w for w in re.split(r"[^a-z0-9]+", _CAMEL.sub("_", name).lower()) if w)
 
 
+@functools.lru_cache(maxsize=4096)
+def tool_nouns(name: str, *, skip: int = 0) -> frozenset[str]:
+    """A name's words in the singular (``get_orders`` → ``get``, ``order``), after the
+    first ``skip`` of them."""
+    return frozenset(word.rstrip("s") for word in words(name)[skip:])
+
+
 @functools.lru_cache(maxsize=1024)
 def tool_verb(name: str) -> str | None:
     """The first known verb among a tool name's words (``issue_refund`` → ``issue``)."""

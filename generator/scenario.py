@@ -32,6 +32,7 @@ attribute finds the person only when it matches one of them (case and spacing as
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Mapping
@@ -71,6 +72,7 @@ def attribute_of(key: str) -> str | None:
     return _ATTRIBUTES.get("_".join(words(key)))
 
 
+@functools.lru_cache(maxsize=4096)
 def kind_of(key: str) -> str | None:
     """The kind of record an identifier-like key names (module docstring), None for a
     bare ``id``."""

@@ -120,6 +120,7 @@ from generator._world_values import (
     shape_hint,
     subject_noun,
     tool_kind,
+    tool_nouns,
     tool_verb,
     words,
 )
@@ -647,7 +648,7 @@ class World:
             names = id_names(self._tools[self._focus])
             taken = [(k, v) for k, v in id_facts if any(same_noun(k, n) for n in names)]
             candidates = taken or candidates
-            nouns = {word.rstrip("s") for word in words(self._focus)}
+            nouns = tool_nouns(self._focus)
             named = [(k, v) for k, v in candidates if kind_of(k) in nouns]
             if named:
                 return named[0]
@@ -730,7 +731,7 @@ class World:
             return self._id_keys[tool.name]
         template = self._templates[tool.name]
         key = template.id_key if template is not None else None
-        nouns = {word.rstrip("s") for word in words(tool.name)}
+        nouns = tool_nouns(tool.name)
         for other in self._tools.values() if key is None else ():
             key = next((name for name in id_names(other)
                         if subject_noun("", name).rstrip("s") in nouns), None)
@@ -743,7 +744,7 @@ class World:
         """The person's own record (a user, a customer), made when first asked for."""
         template = self._templates[tool.name]
         kind = kind_of(template.id_key or "") if template is not None else None
-        nouns = [w.rstrip("s") for w in words(tool.name) if w.rstrip("s") in OWNER_KINDS]
+        nouns = [w for w in (x.rstrip("s") for x in words(tool.name)) if w in OWNER_KINDS]
         owner_kind = self._scenario.owner_kind or (
             kind if kind in OWNER_KINDS else nouns[0] if nouns else None)
         if self._scenario.owner_id is None:
@@ -767,7 +768,7 @@ class World:
             if person:  # the person's own record, or theirs of the kind the tool shows
                 template = self._templates[tool]
                 shows = kind_of(template.id_key or "") if template is not None else None
-                nouns = {word.rstrip("s") for word in words(tool)}
+                nouns = tool_nouns(tool)
                 primary = self._primary
                 if shows in OWNER_KINDS or (shows is None and nouns & OWNER_KINDS):
                     return self._owner(self._tools[tool]) or primary
@@ -777,7 +778,7 @@ class World:
             if self._idless and (kind != "create" or self._primary is not None):
                 return self._primary
             return None
-        nouns = {word.rstrip("s") for word in words(tool)[1:]}
+        nouns = tool_nouns(tool, skip=1)
         owner = self._scenario.owner_id
         _, value = next(((n, v) for n, v in ids if kind_of(n) in nouns),
                         next(((n, v) for n, v in ids if v != owner), ids[0]))
