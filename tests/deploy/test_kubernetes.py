@@ -1,0 +1,290 @@
+"""deploy/kubernetes: every object against the Kubernetes schemas (kubernetes-validate, which
+carries them: no cluster, no network), the containers against tracemill's own start-up
+checks, the probes against real `tracemill serve` processes configured as the manifests
+configure them, and the generation CronJob starting a real run in a real service."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import kubernetes_validate  # type: ignore[import-untyped]
+import pytest
+
+from processor.run import ProcessOptions, process
+from tests.deploy._files import (
+    IMAGE_HELPERS,
+    KUBERNETES,
+    container_env,
+    helper,
+    kubernetes_objects,
+    long_flags,
+    pod_spec,
+    run,
+    serving,
+    tls_files,
+    tracemill_containers,
+    with_free_ports,
+)
+from tests.support.pipeline import store_requests
+from tests.support.synthetic import production_stream
+from tracemill.api import check_api_exposure
+from tracemill.cli import build_parser
+from tracemill.config import Settings, is_loopback, load_settings, split_address
+from tracemill.store import open_store
+
+#: The oldest release the files are written for (native sidecars, CronJob timeZone and
+#: podFailurePolicy are all on by default there) and the newest schemas the package has.
+VERSIONS = ["1.31", kubernetes_validate.utils.latest_version()]
+KUBELET_PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
+
+
+def _objects() -> list[tuple[Path, dict[str, Any]]]:
+    return kubernetes_objects()
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+@pytest.mark.parametrize(("path", "obj"), _objects(),
+                         ids=lambda v: v.name if isinstance(v, Path) else v["kind"])
+def test_objects_match_the_kubernetes_schemas(path: Path, obj: dict[str, Any],
+                                              version: str) -> None:
+    try:
+        kubernetes_validate.validate(obj, version, strict=True)
+    except kubernetes_validate.ValidationError as exc:
+        where = ".".join(str(part) for part in exc.path)
+        pytest.fail(f"{path.name} {obj['kind']}/{obj['metadata']['name']} against "
+                    f"{version}: {where}: {exc.message}")
+    except kubernetes_validate.utils.SchemaNotFoundError as exc:
+        pytest.fail(exc.message)
+
+
+def test_the_validator_is_strict() -> None:
+    # a misspelt field fails, so the test above can fail
+    obj = next(o for p, o in _objects() if p.name == "sidecar.yaml")
+    container = pod_spec(obj)["initContainers"][0]  # type: ignore[index]
+    container["livenessProbe"]["periodSecond"] = 20
+    with pytest.raises(kubernetes_validate.ValidationError, match="periodSecond"):
+        kubernetes_validate.validate(obj, VERSIONS[0], strict=True)
+
+
+def test_validation_needs_no_network() -> None:
+    unshare = shutil.which("unshare")
+    cli = Path(sys.executable).parent / "kubernetes-validate"
+    if unshare is None or subprocess.run([unshare, "-rn", "true"], capture_output=True,
+                                         check=False).returncode != 0:
+        pytest.skip("cannot make a network namespace here (unshare -rn) to prove it offline")
+    no_network = subprocess.run(
+        [unshare, "-rn", sys.executable, "-c",
+         "import socket; socket.create_connection(('pypi.org', 443), timeout=3)"],
+        capture_output=True, text=True, check=False)
+    assert no_network.returncode != 0, "the namespace still reaches the internet"
+    files = [str(p) for p in sorted(KUBERNETES.glob("*.yaml"))]
+    result = subprocess.run([unshare, "-rn", str(cli), "--strict", "-k", VERSIONS[0], *files],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count("passed for resource") == len(_objects()), result.stdout
+
+
+def _serve_containers() -> list[tuple[str, dict[str, Any]]]:
+    return [(where, c) for where, c in tracemill_containers() if "command" not in c]
+
+
+def test_tracemill_containers_pass_tracemill_start_up_checks() -> None:
+    from collector.server import check_exposure
+
+    containers = _serve_containers()
+    assert len(containers) >= 2
+    for where, container in containers:
+        args = container["args"]
+        parsed = build_parser().parse_args(args)  # exits on an unknown option
+        flags = {k: v for k, v in vars(parsed).items() if v is not None}
+        settings = load_settings({k: v for k, v in flags.items() if k in Settings.model_fields},
+                                 container_env(container))
+        check_exposure(settings)       # beyond loopback only with a token or TLS
+        check_api_exposure(settings)   # admin API beyond loopback only with its token
+        assert str(settings.db).startswith(container["volumeMounts"][0]["mountPath"]), where
+        help_text = run(helper(["tracemill", args[0], "--help"])).stdout
+        for flag in long_flags(args):
+            assert flag in help_text, f"{where}: {flag} is not a `tracemill {args[0]}` option"
+
+
+def test_helper_containers_use_options_the_helpers_have() -> None:
+    helpers = [(w, c) for w, c in tracemill_containers() if "command" in c]
+    assert helpers
+    for where, container in helpers:
+        assert container["command"][0] in IMAGE_HELPERS, where
+        shown = run(helper([*container["command"], "--help"])).stdout
+        for flag in long_flags(container.get("args", [])):
+            assert flag in shown, f"{where}: {flag} is not an option of {container['command']}"
+
+
+def test_probes_can_reach_the_container() -> None:
+    for where, container in _serve_containers():
+        env = container_env(container)
+        host, port = split_address(env["TRACEMILL_HTTP_ADDRESS"])
+        ports = {p["name"]: p["containerPort"] for p in container.get("ports", [])}
+        probes = [container[name] for name in KUBELET_PROBES if name in container]
+        assert "livenessProbe" in container, f"{where}: nothing restarts a hung collector"
+        for probe in probes:
+            if "exec" in probe:
+                assert probe["exec"]["command"][0] in IMAGE_HELPERS, where
+                continue
+            # the kubelet dials the pod's IP: something must listen there
+            assert not is_loopback(host), f"{where}: network probe to a loopback listener"
+            check = probe.get("httpGet") or probe["tcpSocket"]
+            assert "host" not in check, f"{where}: a probe host bypasses the pod IP"
+            assert ports.get(check["port"], check["port"]) == port, where
+            if "httpGet" in probe:
+                assert check["path"] in ("/healthz", "/readyz"), where
+                tls = bool(env.get("TRACEMILL_TLS_CERT"))
+                assert check.get("scheme", "HTTP") == ("HTTPS" if tls else "HTTP"), where
+
+
+def _container(file: str, name: str) -> dict[str, Any]:
+    return next(c for where, c in tracemill_containers()
+                if where.startswith(file) and where.endswith("/" + name))
+
+
+@pytest.mark.integration
+def test_sidecar_exec_probes_pass_against_a_real_collector(tmp_path: Path) -> None:
+    container = _container("sidecar.yaml", "tracemill")
+    env = with_free_ports(container_env(container))
+    env["TRACEMILL_DB"] = str(tmp_path / "tracemill.duckdb")
+    probes = [container[name]["exec"]["command"] for name in KUBELET_PROBES
+              if name in container]
+    assert probes
+    with serving(["tracemill", *container["args"]], env, tmp_path) as server:
+        assert is_loopback(split_address(server.http)[0])
+        for command in probes:
+            answer = run(helper(command), {**env, "TRACEMILL_HTTP_ADDRESS": server.http})
+            assert answer.returncode == 0, (command, answer.stderr)
+
+
+@pytest.mark.integration
+def test_standalone_https_probes_answer_without_a_token(tmp_path: Path) -> None:
+    container = _container("standalone.yaml", "tracemill")
+    env = with_free_ports(container_env(container))
+    chain, key, _ = tls_files(tmp_path / "tls", "tracemill")
+    env.update(TRACEMILL_TLS_CERT=str(chain), TRACEMILL_TLS_KEY=str(key),
+               TRACEMILL_DB=str(tmp_path / "tracemill.duckdb"), TRACEMILL_AGENT="offline")
+    with serving(["tracemill", *container["args"]], env, tmp_path) as server:
+        port = split_address(server.http)[1]
+        kubelet = ssl.create_default_context()
+        kubelet.check_hostname = False
+        kubelet.verify_mode = ssl.CERT_NONE  # as the kubelet: HTTPS without verification
+        for name in KUBELET_PROBES:
+            probe = container[name]["httpGet"]
+            answer = httpx.get(f"https://127.0.0.1:{port}{probe['path']}", verify=kubelet,
+                               timeout=10)
+            assert answer.status_code == 200, (name, answer.text)
+        # what needs the token still does
+        assert httpx.get(f"https://127.0.0.1:{port}/stats", verify=kubelet,
+                         timeout=10).status_code == 401
+
+
+def test_secrets_are_referenced_never_written() -> None:
+    # the `kubectl create secret` commands in the files' comments, one logical line each
+    comments = "\n".join(line.lstrip("# ") for path in KUBERNETES.glob("*.yaml")
+                         for line in path.read_text().splitlines() if line.startswith("#"))
+    created = comments.replace("\\\n", " ")
+    for path, obj in _objects():
+        assert obj["kind"] != "Secret", f"{path.name} writes a Secret; reference one"
+        spec = pod_spec(obj)
+        if spec is None:
+            continue
+        for container in [*spec.get("initContainers", []), *spec.get("containers", [])]:
+            for item in container.get("env", []):
+                ref = item.get("valueFrom", {}).get("secretKeyRef")
+                if ref:
+                    assert re.search(rf"create secret generic {ref['name']} [^\n]*"
+                                     rf"--from-literal={ref['key']}=", created), ref
+            for source in container.get("envFrom", []):
+                name = source["secretRef"]["name"]
+                assert f"create secret generic {name}" in created, name
+        for volume in spec.get("volumes", []):
+            if "secret" in volume:
+                assert f"create secret tls {volume['secret']['secretName']}" in created
+
+
+@pytest.fixture(scope="module")
+def processed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    db = tmp_path_factory.mktemp("cron") / "tracemill.duckdb"
+    store_requests(db, production_stream(seed=11, conversations_per_version=400).requests)
+    store = open_store(db)
+    try:
+        process(store, ProcessOptions())
+    finally:
+        store.close()
+    return db
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_generation_cronjob_starts_a_run_in_the_running_service(
+        processed_store: Path, tmp_path: Path) -> None:
+    cronjob = next(o for _, o in _objects() if o["kind"] == "CronJob")
+    trigger = pod_spec(cronjob)["containers"][0]  # type: ignore[index]
+    labels = cronjob["spec"]["jobTemplate"]["spec"]["template"]["metadata"]["labels"]
+    service = next(o for _, o in _objects() if o["kind"] == "Service")
+    policy = next(o for _, o in _objects() if o["kind"] == "NetworkPolicy")
+    deployment = _container("standalone.yaml", "tracemill")
+
+    # the CronJob reaches the Deployment's admin API through the Service and the policy
+    cron_env = container_env(trigger)
+    host, port = split_address(cron_env["TRACEMILL_API_ADDRESS"])
+    admin = next(p for p in service["spec"]["ports"] if p["port"] == port)
+    assert host == service["metadata"]["name"]
+    assert split_address(container_env(deployment)["TRACEMILL_API_ADDRESS"])[1] == port
+    assert admin["targetPort"] in {p["name"] for p in deployment["ports"]}
+    allowed = [rule for rule in policy["spec"]["ingress"]
+               if {p["port"] for p in rule["ports"]} == {port}]
+    assert allowed and all(labels.get(k) == v for rule in allowed for peer in rule["from"]
+                           for k, v in peer["podSelector"]["matchLabels"].items())
+    assert cron_env["TRACEMILL_ADMIN_TOKEN"] == container_env(deployment)[
+        "TRACEMILL_ADMIN_TOKEN"]  # the same secret key
+
+    db = tmp_path / "tracemill.duckdb"
+    shutil.copy(processed_store, db)
+    env = with_free_ports(container_env(deployment))
+    chain, key, _ = tls_files(tmp_path / "tls", "tracemill")
+    env.update(TRACEMILL_TLS_CERT=str(chain), TRACEMILL_TLS_KEY=str(key),
+               TRACEMILL_DB=str(db), TRACEMILL_AGENT="offline")
+    with serving(["tracemill", *deployment["args"]], env, tmp_path) as server:
+        job_env = {**cron_env, "TRACEMILL_API_ADDRESS": server.api}
+        command = helper([*trigger["command"], "--budget", "6", "--poll", "0.2"])
+        done = run(command, job_env, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "started job" in done.stdout and "finished" in done.stdout, done.stdout
+        runs = httpx.get(f"http://{server.api}/api/v1/runs", timeout=30, headers={
+            "authorization": f"Bearer {env['TRACEMILL_ADMIN_TOKEN']}"}).json()
+        assert len(runs) == 1, runs
+
+        wrong = run(command, {**job_env, "TRACEMILL_ADMIN_TOKEN": "not-it"})
+        assert wrong.returncode == 3 and "refused the admin token" in wrong.stderr
+
+        # while a run is under way a second trigger starts nothing and says so (exit 3,
+        # which the CronJob's podFailurePolicy retries)
+        long = run(helper([*trigger["command"], "--budget", "300", "--no-wait"]), job_env)
+        assert long.returncode == 0, long.stderr
+        job_id = re.search(r"started job (\S+)", long.stdout).group(1)  # type: ignore[union-attr]
+        headers = {"authorization": f"Bearer {env['TRACEMILL_ADMIN_TOKEN']}"}
+        state = ""
+        for _ in range(200):
+            state = httpx.get(f"http://{server.api}/api/v1/jobs/{job_id}", headers=headers,
+                              timeout=30).json()["state"]
+            if state != "queued":
+                break
+            time.sleep(0.05)
+        assert state == "running", state
+        busy = run(command, job_env)
+        assert busy.returncode == 3 and "not started" in busy.stderr, busy.stderr
+    gone = run(command, job_env)
+    assert gone.returncode == 3 and "did not answer" in gone.stderr, gone.stderr
+    assert "Traceback" not in gone.stderr + wrong.stderr
