@@ -5,8 +5,10 @@ from :mod:`generator.export_commands`, ``split``, ``export`` and ``eval``).
 arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code.
 Model API keys are read from the environment mapping the command line hands down (the
 variables each backend names: ``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ...). While
-``tracemill serve`` holds the store, ``runs`` and ``rollouts`` ask its admin API and print
-the same output (``runs`` adds the next scheduled generation).
+``tracemill serve`` holds the store, ``generate``, ``runs``, ``rollouts`` and ``export`` go
+through its admin API and print the same output (``runs`` adds the next scheduled
+generation; ``generate`` starts a run in the service with the given budget and the
+service's agent settings, and follows it until it lands).
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ def add_commands(commands: Any, common: Common) -> None:
     judges.add_argument("--json", action="store_true", help="Print JSON.")
     judges.set_defaults(handler=_judges)
     add_export_commands(commands, common)
+    export = commands.choices["export"]
+    export.set_defaults(handler=_through_service(export.get_default("handler"),
+                                                 _export_through_api))
 
 
 def _generate_options(parser: argparse.ArgumentParser) -> None:
@@ -208,9 +213,9 @@ def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | No
     from processor.run import ProcessOptions, process
     from tracemill.store import open_configured
 
-    config = run_config(settings)
-    store = open_configured(settings)
+    store = open_configured(settings)  # locked: the caller goes through the service
     try:
+        config = run_config(settings)
         process(store, ProcessOptions.from_settings(settings))
         return asyncio.run(run_generation(store, config, environ, resume=resume, fresh=fresh,
                                           progress=progress))
@@ -221,8 +226,11 @@ def generate(settings: Settings, environ: Mapping[str, str], *, resume: str | No
 def _generate(args: argparse.Namespace, settings: Settings) -> int:
     from generator.run_record import render_record
 
-    record = generate(settings, args.environ, resume=args.resume, fresh=args.fresh,
-                      progress=not args.no_progress)
+    try:
+        record = generate(settings, args.environ, resume=args.resume, fresh=args.fresh,
+                          progress=not args.no_progress)
+    except StoreLockedError as locked:  # a running `serve` holds it: run it there
+        record = _generate_through_api(args, settings, locked)
     if args.json:
         print(json.dumps(record.to_json(), indent=2))
     else:
@@ -239,6 +247,132 @@ def _generate(args: argparse.Namespace, settings: Settings) -> int:
               "internal error (see lost above); please report it", file=sys.stderr)
         return 1
     return 0
+
+
+#: generate options the service takes from its own settings, not from this command
+_SERVICE_SIDE = ("agent", "user_model", "writer_model", "grader", "judge_model",
+                 "rubric_file", "tools_file", "world", "prices_file", "system_prompt_file",
+                 "seed", "resume")
+
+
+def _generate_through_api(args: argparse.Namespace, settings: Settings,
+                          locked: StoreLockedError) -> Any:
+    """Start a run in the service holding the store with this command's budget, follow
+    its progress on stderr, and return its stored record."""
+    import time
+
+    from generator.run_record import RunRecord
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    given = [f"--{name.replace('_', '-')}" for name in _SERVICE_SIDE
+             if getattr(args, name, None) is not None]
+    if given:
+        print(f"tracemill generate: warning: {', '.join(given)} ignored: the running "
+              "service runs generation with its own settings (restart it with them, or "
+              "stop it and run `tracemill generate` on its file)", file=sys.stderr)
+    try:
+        job = ask_api(settings, "/runs", locked, body={"budget": settings.budget})
+    except ApiNotFound as exc:
+        raise ConfigError(f"the running service did not start the run: {exc}") from None
+    print(f"started generation run {job['job_id']} in the running service (budget "
+          f"{job['budget']})", file=sys.stderr)
+    shown = -1
+    try:
+        while job["state"] in ("queued", "running", "stopping"):
+            time.sleep(0.5)
+            job = ask_api(settings, f"/jobs/{job['job_id']}", locked)
+            if not args.no_progress and job["rollouts"] != shown and sys.stderr.isatty():
+                shown = job["rollouts"]
+                print(f"\rgenerate: {shown} rollouts stored", end="", file=sys.stderr)
+    except KeyboardInterrupt:
+        ask_api(settings, f"/jobs/{job['job_id']}/stop", locked, body={})
+        raise
+    if shown >= 0:
+        print(file=sys.stderr)
+    if job["run_id"] is None or job["state"] == "failed":
+        raise ConfigError(f"the generation run failed in the service: {job['error']} "
+                          "(`tracemill runs` lists the recorded runs)")
+    return _dataclass_from_json(RunRecord, ask_api(
+        settings, f"/runs/{job['run_id']}", locked))
+
+
+def _dataclass_from_json(cls: Any, data: Any) -> Any:
+    """A dataclass (with nested dataclasses, lists and dicts of them) from its ``asdict``
+    form, as the API answers it."""
+    import dataclasses
+    import typing
+
+    if dataclasses.is_dataclass(cls) and isinstance(data, dict):
+        hints = typing.get_type_hints(cls)
+        build: Any = cls
+        return build(**{f.name: _dataclass_from_json(hints[f.name], data[f.name])
+                        for f in dataclasses.fields(cls) if f.name in data})
+    origin, params = typing.get_origin(cls), typing.get_args(cls)
+    if origin is list and isinstance(data, list):
+        return [_dataclass_from_json(params[0], item) for item in data]
+    if origin is tuple and isinstance(data, list):
+        return tuple(_dataclass_from_json(params[0], item) for item in data)
+    if origin is dict and isinstance(data, dict):
+        return {key: _dataclass_from_json(params[1], item) for key, item in data.items()}
+    return data
+
+
+def _through_service(offline: Any, remote: Any) -> Any:
+    """A handler that runs ``offline`` and, when a running service holds the store,
+    ``remote(args, settings, locked)`` instead."""
+    def handler(args: argparse.Namespace, settings: Settings) -> int:
+        try:
+            code: int = offline(args, settings)
+        except StoreLockedError as locked:
+            code = remote(args, settings, locked)
+        return code
+
+    return handler
+
+
+def _export_through_api(args: argparse.Namespace, settings: Settings,
+                        locked: StoreLockedError) -> int:
+    """``tracemill export`` written by the service holding the store into ``--out`` (which
+    must lie under its export_dir), printed as offline."""
+    import time
+
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    if args.embedder:
+        raise ConfigError("--embedder runs in this process and cannot be sent to the running "
+                          "service; stop it and export from its file")
+    try:
+        job = ask_api(settings, "/exports", locked, body={
+            "format": args.export_format, "out": str(args.out.resolve()),
+            "loss_mask": args.loss_mask, "seed": args.export_seed,
+            "allow_length_bias": args.allow_length_bias})
+        while job["state"] in ("queued", "running"):
+            time.sleep(0.2)
+            job = ask_api(settings, f"/exports/{job['export_id']}", locked)
+    except ApiNotFound as exc:
+        raise ConfigError(str(exc)) from None
+    if job["state"] != "finished":
+        raise ConfigError(f"the export failed in the running service: {job['error']}")
+    _print_card(args, job["card"])
+    return 0
+
+
+def _print_card(args: argparse.Namespace, card: dict[str, Any]) -> None:
+    decon = card["decontamination"]
+    if args.json:
+        print(json.dumps(card, indent=2))
+    else:
+        print(f"wrote {args.export_format} to {args.out}: train {card['train']['rollouts']} "
+              f"rollouts, held out {card['held_out']['rollouts']}; left out "
+              + ", ".join(f"{k} {v}" for k, v in card["left_out"].items()))
+        for name, rows in card["files"].items():
+            print(f"  {name}: {rows} rows")
+        print("  decontamination: " + ", ".join(f"{k} {v}" for k, v in decon["removed"].items())
+              + f" of {decon['checked']} (rules run: {', '.join(decon['rules_run'])})")
+    for note in decon["not_run"]:
+        print(f"tracemill export: warning: {note}", file=sys.stderr)
+    for warning in card["warnings"]:
+        print(f"tracemill export: warning: {warning}", file=sys.stderr)
 
 
 def _runs(args: argparse.Namespace, settings: Settings) -> int:
@@ -302,6 +436,7 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
         render_detail,
         render_list,
     )
+    from tracemill.redact import redactor
     from tracemill.store import open_configured
 
     words = list(args.words)
@@ -310,6 +445,7 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
                           f"show ROLLOUT_ID` to show one (got {' '.join(words)!r})")
     if args.limit < 1:
         raise ConfigError(f"--limit must be 1 or more (got {args.limit})")
+    redact = redactor(settings.redact)
     try:
         store = open_configured(settings, read_only=True)
     except StoreLockedError as locked:  # a running `serve` holds it: ask its API
@@ -321,8 +457,9 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
             if detail is None:
                 raise GeneratorError(f"no rollout {words[1]!r} in the store; ids look like "
                                      "RUN_ID:INDEX, `tracemill rollouts` lists them")
-            print(json.dumps(detail.to_json(), indent=2) if args.json
-                  else render_detail(detail))
+            shown = redact.apply(detail.to_json())
+            print(json.dumps(shown, indent=2) if args.json
+                  else render_detail(_detail(shown)))
             return 0
         if args.run_id and previous_run(cursor, args.run_id) is None:
             raise GeneratorError(f"no run {args.run_id!r} in the store; `tracemill runs` "
@@ -335,8 +472,8 @@ def _rollouts(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         store.close()
     if args.json:
-        print(json.dumps([detail.to_json() for detail in full if detail is not None],
-                         indent=2))
+        print(json.dumps([redact.apply(detail.to_json()) for detail in full
+                          if detail is not None], indent=2))
     elif not rows:
         print("no rollouts match" if (args.run_id or args.situation or args.outcome
                                        or args.mutation)

@@ -18,15 +18,20 @@ outside the service as ``tracemill generate`` (cron, a Kubernetes CronJob).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
+from pathlib import Path
+from typing import Any
 
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
@@ -34,7 +39,8 @@ from tracemill.config import Settings, cron_trigger
 from tracemill.errors import TracemillError
 from tracemill.store import Store, load_sql
 
-__all__ = ["GenerationBusy", "GenerationJob", "ScheduledJob", "ServiceJobs", "record_failure"]
+__all__ = ["ExportJob", "GenerationBusy", "GenerationJob", "ScheduledJob", "ServiceJobs",
+           "record_failure"]
 
 _log = logging.getLogger("tracemill.schedule")
 _KEPT_JOBS = 100
@@ -69,13 +75,36 @@ class GenerationJob:
     budget: str
     """The budget it was given."""
     state: str
-    """queued, running, finished or failed."""
+    """queued, running, stopping, stopped (by a stop request: resumable), finished or
+    failed."""
     run_id: str | None
     """The generation run (``tracemill runs RUN_ID``), once recorded."""
     error: str | None
     """Why it failed."""
     started_unix_nano: int
     """When the job started (0 while queued)."""
+    ended_unix_nano: int | None
+    """When it ended."""
+
+
+@dataclass(frozen=True)
+class ExportJob:
+    """One export written by the service (started through the API)."""
+
+    export_id: str
+    """The service's id for it."""
+    format: str
+    """The export format (sft, trl, preference, rl, parquet)."""
+    out: str
+    """The folder it writes into, on the service's machine."""
+    state: str
+    """queued, running, finished or failed."""
+    card: dict[str, Any] | None
+    """Its data card, once it has landed."""
+    error: str | None
+    """Why it failed."""
+    started_unix_nano: int
+    """When it started (0: queued)."""
     ended_unix_nano: int | None
     """When it ended."""
 
@@ -111,6 +140,9 @@ class ServiceJobs:
         self._generating = threading.Lock()
         self._jobs: dict[str, GenerationJob] = {}
         self._jobs_lock = threading.Lock()
+        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+        self._stop_requested: set[str] = set()
+        self._exports: dict[str, ExportJob] = {}
         self.map_error: str | None = None
         """The last map refresh's error, None after one that succeeded."""
         if settings.process_every_seconds > 0:
@@ -152,19 +184,31 @@ class ServiceJobs:
         with self._jobs_lock:
             return self._jobs.get(job_id)
 
-    def refresh_map(self) -> None:
-        """Process new spans into conversations and the failure map (logged, never raised)."""
+    @contextmanager
+    def processing(self) -> Iterator[None]:
+        """Hold the processing lock (no map refresh meanwhile), e.g. to compute a report."""
+        with self._processing:
+            yield
+
+    def process_now(self) -> Any:
+        """Process new spans now (after a refresh under way); returns the
+        :class:`~processor.run.ProcessResult`, raises what processing raised."""
         from processor.run import ProcessOptions, process
 
+        with self._processing:
+            result = process(self._store, ProcessOptions.from_settings(self._settings),
+                             workers=1, credentials=self._credentials)
+        self.map_error = None
+        return result
+
+    def refresh_map(self) -> None:
+        """Process new spans into conversations and the failure map (logged, never raised)."""
         try:
-            with self._processing:
-                result = process(self._store, ProcessOptions.from_settings(self._settings),
-                                 workers=1, credentials=self._credentials)
+            result = self.process_now()
         except Exception as exc:  # logged loudly, retried at the next tick
             self.map_error = str(exc)
             _log.error("processing failed", extra={"fields": {"error": str(exc)}})
             return
-        self.map_error = None
         _log.info("processed", extra={"fields": {
             "conversations_rebuilt": result.conversations_rebuilt,
             "seconds": round(result.seconds, 3)}})
@@ -179,6 +223,81 @@ class ServiceJobs:
         self._scheduler.add_job(self._generate, args=[job.job_id], id=f"run-{job.job_id}",
                                 name="now")
         return job
+
+    def stop_generation(self, job_id: str) -> GenerationJob | None:
+        """Ask a generation job to stop: a queued one never starts, a running one stops
+        starting rollouts, lets those in flight finish and is stored as interrupted
+        (``tracemill generate`` resumes it). None: no such job."""
+        with self._jobs_lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.state not in ("queued", "running"):
+                return job
+            self._stop_requested.add(job_id)  # seen by a thread about to start it
+            running = self._running.get(job_id)
+            if running is not None:
+                loop, task = running
+                loop.call_soon_threadsafe(task.cancel)
+            job = (replace(job, state="stopped", ended_unix_nano=time.time_ns())
+                   if job.state == "queued" else replace(job, state="stopping"))
+            self._jobs[job_id] = job
+        if job.state == "stopped":
+            with contextlib.suppress(JobLookupError):  # already picked up: it sees the flag
+                self._scheduler.remove_job(f"run-{job_id}")
+        _log.info("generation run stop requested", extra={"fields": {"job_id": job_id}})
+        return job
+
+    def exports(self) -> list[ExportJob]:
+        """Exports written by this process, newest first."""
+        with self._jobs_lock:
+            return sorted(self._exports.values(), key=lambda e: e.started_unix_nano or 1 << 62,
+                          reverse=True)
+
+    def export_job(self, export_id: str) -> ExportJob | None:
+        """One export of this process."""
+        with self._jobs_lock:
+            return self._exports.get(export_id)
+
+    def start_export(self, format_name: str, out: Path, options: Any) -> ExportJob:
+        """Queue an export of the stored split in ``format_name`` into ``out`` (on the
+        scheduler's threads, beside generation runs)."""
+        job = ExportJob(uuid.uuid4().hex[:12], format_name, str(out), "queued", None, None,
+                        0, None)
+        self._update_export(job)
+        self._scheduler.add_job(self._export, args=[job.export_id, options],
+                                id=f"export-{job.export_id}", name="now")
+        return job
+
+    def _update_export(self, job: ExportJob) -> None:
+        with self._jobs_lock:
+            self._exports[job.export_id] = job
+            if len(self._exports) > _KEPT_JOBS:
+                oldest = min(self._exports.values(),
+                             key=lambda e: e.started_unix_nano or 1 << 62)
+                del self._exports[oldest.export_id]
+
+    def _export(self, export_id: str, options: Any) -> None:
+        from generator.exports import export
+
+        job = self.export_job(export_id)
+        assert job is not None
+        job = replace(job, state="running", started_unix_nano=time.time_ns())
+        self._update_export(job)
+        try:
+            cursor = self._store.cursor()
+            try:
+                card = export(cursor, job.format, Path(job.out), options)
+            finally:
+                cursor.close()
+        except Exception as exc:  # recorded; the service goes on
+            self._update_export(replace(job, state="failed", error=str(exc) or
+                                        type(exc).__name__, ended_unix_nano=time.time_ns()))
+            _log.error("export failed", extra={"fields": {"export_id": export_id,
+                                                          "error": str(exc)}})
+            return
+        self._update_export(replace(job, state="finished", card=card,
+                                    ended_unix_nano=time.time_ns()))
+        _log.info("export finished", extra={"fields": {"export_id": export_id,
+                                                       "format": job.format}})
 
     def _scheduled_generation(self) -> None:
         job = self._new_job(None, "schedule")
@@ -197,10 +316,13 @@ class ServiceJobs:
             if len(self._jobs) > _KEPT_JOBS:  # the store keeps every run; this is a window
                 oldest = min(self._jobs.values(), key=lambda j: j.started_unix_nano or 1 << 62)
                 del self._jobs[oldest.job_id]
+                self._stop_requested.discard(oldest.job_id)
 
     def _generate(self, job_id: str) -> None:
         job = self.job(job_id)
         assert job is not None
+        if job_id in self._stop_requested:  # stopped while queued
+            return
         if not self._generating.acquire(blocking=False):
             self._update(replace(job, state="failed", error="another generation run was "
                                  "under way", ended_unix_nano=time.time_ns()))
@@ -216,8 +338,11 @@ class ServiceJobs:
         from processor.run import ProcessOptions, process
 
         started = time.time_ns()
-        job = replace(job, state="running", started_unix_nano=started)
-        self._update(job)
+        with self._jobs_lock:
+            if job.job_id in self._stop_requested:  # stopped just before it started
+                return
+            job = replace(job, state="running", started_unix_nano=started)
+            self._jobs[job.job_id] = job
         settings = self._settings.model_copy(update={"budget": job.budget})
         _log.info("generation run starting", extra={"fields": {
             "job_id": job.job_id, "trigger": job.trigger, "budget": job.budget}})
@@ -226,24 +351,52 @@ class ServiceJobs:
             with self._processing:
                 process(self._store, ProcessOptions.from_settings(settings), workers=1,
                         credentials=self._credentials)
-            record = asyncio.run(run_generation(self._store, config, self._credentials,
-                                                progress=False))
-        except Exception as exc:  # recorded with its error; the service keeps ingesting
-            error = str(exc) or type(exc).__name__
-            try:
-                run_id: str | None = record_failure(self._store, settings, job.budget,
-                                                    started, error)
-            except Exception as store_exc:
-                _log.error("could not record a failed run", extra={"fields": {
-                    "error": str(store_exc)}})
-                run_id = None
-            self._update(replace(job, state="failed", run_id=run_id, error=error,
-                                 ended_unix_nano=time.time_ns()))
-            _log.error("generation run failed", extra={"fields": {
-                "job_id": job.job_id, "run_id": run_id, "error": error}})
+            record = self._until_stopped(job.job_id, run_generation(
+                self._store, config, self._credentials, progress=False))
+        except asyncio.CancelledError:  # stopped before its rollouts began
+            self._failed(job, settings, started, "stopped through the API before it planned",
+                         state="stopped")
             return
-        self._update(replace(job, state="finished", run_id=record.run_id,
-                             ended_unix_nano=time.time_ns()))
+        except Exception as exc:  # recorded with its error; the service keeps ingesting
+            self._failed(job, settings, started, str(exc) or type(exc).__name__)
+            return
+        stopped = record.stop_reason == "interrupted"
+        self._update(replace(job, state="stopped" if stopped else "finished",
+                             run_id=record.run_id, ended_unix_nano=time.time_ns()))
         _log.info("generation run finished", extra={"fields": {
             "job_id": job.job_id, "run_id": record.run_id,
             "stop_reason": record.stop_reason}})
+
+    def _until_stopped(self, job_id: str, run: Any) -> Any:
+        """Run the coroutine ``run`` on an event loop of this thread that
+        :meth:`stop_generation` can cancel."""
+        async def tracked() -> Any:
+            task = asyncio.current_task()
+            assert task is not None
+            with self._jobs_lock:
+                if job_id in self._stop_requested:  # stopped while it processed
+                    run.close()
+                    raise asyncio.CancelledError
+                self._running[job_id] = (asyncio.get_running_loop(), task)
+            try:
+                return await run
+            finally:
+                with self._jobs_lock:
+                    self._running.pop(job_id, None)
+
+        with asyncio.Runner() as runner:
+            return runner.run(tracked())
+
+    def _failed(self, job: GenerationJob, settings: Settings, started: int, error: str,
+                state: str = "failed") -> None:
+        try:
+            run_id: str | None = record_failure(self._store, settings, job.budget, started,
+                                                error)
+        except Exception as store_exc:
+            _log.error("could not record a failed run", extra={"fields": {
+                "error": str(store_exc)}})
+            run_id = None
+        self._update(replace(job, state=state, run_id=run_id, error=error,
+                             ended_unix_nano=time.time_ns()))
+        _log.error("generation run failed", extra={"fields": {
+            "job_id": job.job_id, "run_id": run_id, "error": error}})

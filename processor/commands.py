@@ -3,10 +3,11 @@
 :func:`add_commands` adds them to the ``tracemill`` parser; each handler gets the parsed
 arguments and the process's :class:`~tracemill.config.Settings` and returns an exit code
 (0 ok, 1 a ``--fail-on`` gate failed, 2 a usage error such as an unknown id, 3 the store
-is locked and no running collector answered). Every command but ``label`` processes new
-spans first. While ``tracemill serve`` holds the store, ``map`` asks it (``GET /map``) and
-prints the same records as offline (:mod:`processor.map_records`); ``conversations`` and
-``label`` go through its admin API (:func:`tracemill.collector_client.ask_api`).
+is locked and no running service answered). Every command but ``label`` processes new
+spans first. While ``tracemill serve`` holds the store, every one of them goes through its
+admin API (:func:`tracemill.collector_client.ask_api`: ``POST /process`` first, then the
+same records the offline path reads) and prints the same output; values of the
+``redact`` keys are masked either way (:mod:`tracemill.redact`).
 
 Heavy modules are imported inside the handlers, so that ``tracemill --help`` and the
 collector's commands start fast.
@@ -20,10 +21,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from tracemill.config import Settings
 from tracemill.errors import StoreLockedError, TracemillError
 
-__all__ = ["add_commands"]
+__all__ = ["ProcessSummary", "add_commands", "process_summary", "report_content"]
 
 Options = Callable[[argparse.ArgumentParser], None]
 
@@ -58,8 +61,12 @@ def add_commands(commands: Any, common: Options, processing: Options) -> None:
     fmap.add_argument("--all", action="store_true",
                       help="With --cells: include passing cells.")
     fmap.add_argument("--http-address", metavar="HOST:PORT",
-                      help="Where to ask a running collector when it holds the store "
-                           "(default 127.0.0.1:4318).")
+                      help="OTLP/HTTP address of a running service that holds the store "
+                           "(only needed when it wrote no service file beside the store; "
+                           "its admin API is taken to be on the next port).")
+    fmap.add_argument("--api-address", metavar="HOST:PORT",
+                      help="Admin API address of a running service that holds the store "
+                           "(only needed when it wrote no service file beside the store).")
     fmap.add_argument("--limit", type=int, default=40, metavar="N",
                       help="Most situations or cells to print as text (default 40).")
     fmap.set_defaults(handler=_map)
@@ -129,17 +136,11 @@ def _open(settings: Settings, **options: Any) -> Any:
 
 def _processed(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, Any]:
     """The store, opened and brought up to date (the caller closes it), and what
-    processing did. ``environ``: model keys for ``--stance-model``."""
+    processing did. ``environ``: model keys for ``--stance-model``. Raises
+    ``StoreLockedError`` while a service holds the store (see :func:`_process_remote`)."""
     from processor.run import ProcessOptions, process
 
-    try:
-        store = _open(settings)
-    except StoreLockedError as locked:
-        raise StoreLockedError(
-            locked.path, locked.pid,
-            "a running collector; run this on its file once it has stopped, or start "
-            "`tracemill serve --process-every SECONDS` and use `tracemill map`, which then "
-            "asks it") from None
+    store = _open(settings)
     try:
         result = process(store, ProcessOptions.from_settings(settings), credentials=environ)
     except BaseException:
@@ -148,8 +149,23 @@ def _processed(settings: Settings, environ: Mapping[str, str]) -> tuple[Any, Any
     return store, result
 
 
+def _process_remote(settings: Settings, locked: StoreLockedError) -> dict[str, Any]:
+    """Ask the service holding the store to process new spans now (as the offline path
+    does first); returns its answer (:class:`tracemill.api.Processed`)."""
+    from tracemill.collector_client import ask_api
+
+    answer: dict[str, Any] = ask_api(settings, "/process", locked, body={}, timeout=3600)
+    return answer
+
+
 def _print(text: str) -> None:
     print(text, flush=True)
+
+
+def _redactor(settings: Settings) -> Any:
+    from tracemill.redact import redactor
+
+    return redactor(settings.redact)
 
 
 # --------------------------------------------------------------------------- process
@@ -158,30 +174,60 @@ def _print(text: str) -> None:
 def _process(args: argparse.Namespace, settings: Settings) -> int:
     from processor.map_records import read_situations
 
-    store, result = _processed(settings, args.environ)
     try:
-        cursor = store.cursor()
+        store, result = _processed(settings, args.environ)
+    except StoreLockedError as locked:  # a running `serve` holds it: it processes
+        done = ProcessSummary(**_process_remote(settings, locked))
+    else:
         try:
-            situations = read_situations(cursor)
+            cursor = store.cursor()
+            try:
+                situations = read_situations(cursor)
+            finally:
+                cursor.close()
         finally:
-            cursor.close()
-    finally:
-        store.close()
+            store.close()
+        done = process_summary(result, situations)
+    _print(f"rebuilt {done.conversations_rebuilt} conversations from {done.spans_read} "
+           f"spans and {done.log_records_read} log records in {done.seconds:.1f}s; "
+           f"failure map: {done.situations} situations"
+           + (" (" + ", ".join(f"{n} {s}" for s, n in done.statuses.items()) + ")"
+              if done.statuses else "") + "; `tracemill map` lists them")
+    if done.stance_model is not None:
+        _print(done.stance_model)
+    return 0
+
+
+class ProcessSummary(BaseModel):
+    """What one processing run did, as ``tracemill process`` prints it (also the admin
+    API's ``POST /process`` answer)."""
+
+    conversations_rebuilt: int = Field(description="Conversations built or rebuilt.")
+    spans_read: int = Field(description="Spans read to do so.")
+    log_records_read: int = Field(description="Log records read.")
+    seconds: float = Field(description="Wall time.")
+    situations: int = Field(description="Situations in the failure map.")
+    statuses: dict[str, int] = Field(description="Situations per status.")
+    stance_model: str | None = Field(description="What the stance model did, if it ran.")
+
+
+def process_summary(result: Any, situations: list[Any]) -> ProcessSummary:
+    """The summary of a :class:`~processor.run.ProcessResult` and the map it left."""
     statuses: dict[str, int] = {}
     for situation in situations:
         statuses[situation.status] = statuses.get(situation.status, 0) + 1
-    _print(f"rebuilt {result.conversations_rebuilt} conversations from {result.spans_read} "
-           f"spans and {result.log_records_read} log records in {result.seconds:.1f}s; "
-           f"failure map: {len(situations)} situations"
-           + (" (" + ", ".join(f"{n} {s}" for s, n in statuses.items()) + ")"
-              if statuses else "") + "; `tracemill map` lists them")
+    stance = None
     if result.stance_model is not None:
         run = result.stance_model
-        _print(f"stance model {run.model}: {run.asked} asked, {run.unparseable} unparseable, "
-               f"{run.applied} stances changed"
-               + (f"; DEGRADED, {run.failed} kept the pattern stance: {run.error}"
-                  if run.degraded else ""))
-    return 0
+        stance = (f"stance model {run.model}: {run.asked} asked, {run.unparseable} "
+                  f"unparseable, {run.applied} stances changed"
+                  + (f"; DEGRADED, {run.failed} kept the pattern stance: {run.error}"
+                     if run.degraded else ""))
+    return ProcessSummary(conversations_rebuilt=result.conversations_rebuilt,
+                          spans_read=result.spans_read,
+                          log_records_read=result.log_records_read, seconds=result.seconds,
+                          situations=len(situations), statuses=statuses,
+                          stance_model=stance)
 
 
 # --------------------------------------------------------------------------- map
@@ -189,27 +235,25 @@ def _process(args: argparse.Namespace, settings: Settings) -> int:
 
 def _map(args: argparse.Namespace, settings: Settings) -> int:
     from processor.conversation_records import read_conversations
-    from processor.map_records import MapAnswer, read_cells, read_situations
-    from tracemill.collector_client import ask_collector
+    from processor.map_records import CellRecord, SituationRecord, read_cells, read_situations
 
     examples: dict[str, list[Any]] = {}
-    source = None
+    redact = _redactor(settings)
     try:
         store, _ = _processed(settings, args.environ)
-    except StoreLockedError as locked:
-        answer = MapAnswer(**ask_collector(settings, "/map", locked))
-        situations, cells = answer.situations, answer.cells
-        source = "from the running collector (its last processing run)"
-        if not answer.process_every_seconds:
-            if not (situations or cells):
-                raise StoreLockedError(
-                    locked.path, locked.pid,
-                    "a running collector that does not process spans, so it has no map; "
-                    "restart it with `tracemill serve --process-every SECONDS`, or run "
-                    "`tracemill map` on its file once it has stopped") from None
-            print("warning: the running collector does not process spans (start it with "
-                  "--process-every SECONDS): this map is as the store was last processed",
-                  file=sys.stderr)
+    except StoreLockedError as locked:  # a running `serve` holds it: ask its API
+        from tracemill.collector_client import ask_api
+
+        _process_remote(settings, locked)
+        # on stderr: stdout is the same as offline, for scripts and for `diff`
+        print("tracemill map: from the running collector (`tracemill serve`, processed "
+              "just now)", file=sys.stderr)
+        situations = [SituationRecord(**s) for s in ask_api(settings, "/map", locked)]
+        cells = ([CellRecord(**c) for c in ask_api(settings, "/map/cells", locked)]
+                 if args.cells else [])
+        if args.situation and not args.conversations and not args.json:
+            examples = {s.situation_id: _conversations_by_id(settings, locked, s.examples)
+                        for s in situations if s.situation_id == args.situation}
     else:
         try:
             cursor = store.cursor()
@@ -218,7 +262,7 @@ def _map(args: argparse.Namespace, settings: Settings) -> int:
                 cells = read_cells(cursor) if args.cells else []
                 if args.situation and not args.conversations and not args.json:
                     examples = {s.situation_id: [
-                        record for i in s.examples
+                        redact.model(record) for i in s.examples
                         for record in read_conversations(cursor, conversation_id=i, limit=1)]
                         for s in situations if s.situation_id == args.situation}
             finally:
@@ -226,7 +270,7 @@ def _map(args: argparse.Namespace, settings: Settings) -> int:
         finally:
             store.close()
     if args.situation is not None:
-        return _one_situation(args, situations, examples, source)
+        return _one_situation(args, situations, examples)
     if args.cells:
         shown_cells = [c for c in cells if args.all or c.status != "passing"]
         if args.json:
@@ -234,8 +278,6 @@ def _map(args: argparse.Namespace, settings: Settings) -> int:
         else:
             from processor.terminal import cells_table
 
-            if source:
-                _print(source)
             _print(cells_table(shown_cells, args.limit))
         return 0
     if args.json:
@@ -243,12 +285,12 @@ def _map(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     from processor.terminal import situations_text
 
-    _print(situations_text(situations, args.limit, source))
+    _print(situations_text(situations, args.limit))
     return 0
 
 
 def _one_situation(args: argparse.Namespace, situations: list[Any],
-                   examples: dict[str, list[Any]], source: str | None) -> int:
+                   examples: dict[str, list[Any]]) -> int:
     from processor.errors import UnknownSituation
     from processor.terminal import situation_text
 
@@ -271,8 +313,6 @@ def _one_situation(args: argparse.Namespace, situations: list[Any],
     if args.json:
         _print(situation.model_dump_json(indent=2))
         return 0
-    if source:
-        _print(source)
     _print(situation_text(situation, examples.get(situation.situation_id, [])))
     return 0
 
@@ -311,6 +351,8 @@ def _conversations(args: argparse.Namespace, settings: Settings) -> int:
                 cursor.close()
         finally:
             store.close()
+        redact = _redactor(settings)
+        records = [redact.model(record) for record in records]
     if args.action == "show":
         if not records:
             raise UnknownConversation(
@@ -335,6 +377,7 @@ def _conversations_from_api(args: argparse.Namespace, settings: Settings,
     from processor.conversation_records import ConversationRecord
     from tracemill.collector_client import ApiNotFound, ask_api
 
+    _process_remote(settings, locked)
     if args.action == "show":
         try:
             return [ConversationRecord(**ask_api(
@@ -350,41 +393,67 @@ def _conversations_from_api(args: argparse.Namespace, settings: Settings,
 # --------------------------------------------------------------------------- report
 
 
-def _report(args: argparse.Namespace, settings: Settings) -> int:
-    from processor.conversation_records import read_conversations
+def report_content(cursor: Any, options: Any, periods: Any, since: str | None,
+                   redact: Any) -> tuple[Any, dict[str, list[Any]]]:
+    """The trace report (a regression report with ``since``: the latest model version
+    against ``since``) and up to three example conversations per situation, redacted.
+
+    With ``since``, or without ``periods`` (what the last processing compared), the map
+    is computed again inside a transaction that is rolled back: the stored map (what
+    serve, map and generate read) keeps comparing the latest two versions."""
+    from processor.conversation_records import ConversationRecord, read_conversations
     from processor.failure_map import compute_map, store_map
     from processor.map_records import read_situations
-    from processor.report import GATES, build_report, gate, to_markdown
+    from processor.report import build_report
+
+    recompute = since is not None or periods is None
+    if recompute:
+        cursor.begin()
+    try:
+        if recompute:
+            computed = compute_map(cursor, options.exploration, baseline=since,
+                                   min_support=options.min_support)
+            store_map(cursor, computed)
+            periods = computed.periods
+        situations = read_situations(cursor)
+        report = build_report(cursor, periods, situations)
+        examples = {s.situation_id: [
+            record for i in s.examples[:3]
+            for record in read_conversations(cursor, conversation_id=i, limit=1)]
+            for s in situations}
+    finally:
+        if recompute:
+            cursor.rollback()
+    if redact:  # as one document: a value masked in an example is masked in the report too
+        masked = redact.apply({"report": report.model_dump(mode="json"), "examples": {
+            key: [r.model_dump(mode="json") for r in records]
+            for key, records in examples.items()}})
+        report = type(report).model_validate(masked["report"])
+        examples = {key: [ConversationRecord.model_validate(r) for r in records]
+                    for key, records in masked["examples"].items()}
+    return report, examples
+
+
+def _report(args: argparse.Namespace, settings: Settings) -> int:
+    from processor.report import GATES, gate, to_markdown
     from processor.report_html import to_html
     from processor.run import ProcessOptions
 
-    store, result = _processed(settings, args.environ)
     try:
-        cursor = store.cursor()
+        store, result = _processed(settings, args.environ)
+    except StoreLockedError as locked:  # a running `serve` holds it: ask its API
+        report, examples = _report_from_api(args, settings, locked)
+    else:
         try:
-            periods = result.periods
-            if args.since is not None:
-                # The comparison asked for is stored only inside this transaction and
-                # rolled back: the stored map (what serve, map and generate read) keeps
-                # comparing the latest two versions.
-                options = ProcessOptions.from_settings(settings)
-                cursor.begin()
-                computed = compute_map(cursor, options.exploration, baseline=args.since,
-                                       min_support=options.min_support)
-                store_map(cursor, computed)
-                periods = computed.periods
-            situations = read_situations(cursor)
-            report = build_report(cursor, periods, situations)
-            examples = {s.situation_id: [
-                record for i in s.examples[:3]
-                for record in read_conversations(cursor, conversation_id=i, limit=1)]
-                for s in situations}
-            if args.since is not None:
-                cursor.rollback()
+            cursor = store.cursor()
+            try:
+                report, examples = report_content(
+                    cursor, ProcessOptions.from_settings(settings), result.periods,
+                    args.since, _redactor(settings))
+            finally:
+                cursor.close()
         finally:
-            cursor.close()
-    finally:
-        store.close()
+            store.close()
     out: Path = args.out
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -407,6 +476,42 @@ def _report(args: argparse.Namespace, settings: Settings) -> int:
                   file=sys.stderr)
             return 1
     return 0
+
+
+def _report_from_api(args: argparse.Namespace, settings: Settings,
+                     locked: StoreLockedError) -> tuple[Any, dict[str, list[Any]]]:
+    from processor.conversation_records import ConversationRecord
+    from processor.errors import UnknownVersion
+    from processor.report import TraceReport
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    _process_remote(settings, locked)
+    try:
+        answer = (ask_api(settings, "/reports/regression", locked, params={"since": args.since})
+                  if args.since is not None else ask_api(settings, "/reports/trace", locked))
+    except ApiNotFound as exc:
+        raise UnknownVersion(str(exc)) from None
+    examples = {key: [ConversationRecord(**record) for record in records]
+                for key, records in answer["examples"].items()}
+    return TraceReport(**answer["report"]), examples
+
+
+def _conversations_by_id(settings: Settings, locked: StoreLockedError,
+                         ids: list[str]) -> list[Any]:
+    """The conversations of ``ids`` that the running service knows, in order."""
+    from urllib.parse import quote
+
+    from processor.conversation_records import ConversationRecord
+    from tracemill.collector_client import ApiNotFound, ask_api
+
+    found = []
+    for conversation_id in ids:
+        try:
+            found.append(ConversationRecord(**ask_api(
+                settings, f"/conversations/{quote(conversation_id, safe='')}", locked)))
+        except ApiNotFound:
+            continue
+    return found
 
 
 # --------------------------------------------------------------------------- label

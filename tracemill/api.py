@@ -7,7 +7,10 @@ store and print the same output. The OpenAPI document is ``/api/v1/openapi.json`
 It listens on ``api_address`` (default 127.0.0.1:4319), apart from the ingestion ports:
 agents reach OTLP across the cluster while administration stays on loopback, the admin
 token (``admin_token``) is separate from the ingestion token, and a token is required to
-listen beyond loopback. No CORS headers are sent, so browsers on other origins cannot call it.
+listen beyond loopback. No CORS headers are sent unless ``cors_origins`` names origins, so
+browsers on other origins cannot call it. Every JSON answer passes through the ``redact``
+setting's :class:`~tracemill.redact.Redactor`, so the page that reads the API shows no
+redacted value either.
 """
 
 from __future__ import annotations
@@ -27,122 +30,47 @@ from typing import Annotated, Any, Literal
 import duckdb
 import uvicorn
 from fastapi import Depends, FastAPI, HTTPException, Query
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from collector.server import QuietUvicorn
-from collector.stats import StoreStats, store_stats
-from generator.schedule import GenerationBusy, GenerationJob, ServiceJobs
+from collector.stats import store_stats
+from generator.schedule import ExportJob, GenerationBusy, GenerationJob, ServiceJobs
+from processor.commands import ProcessSummary, process_summary, report_content
 from processor.conversation_records import ConversationRecord, read_conversations
-from processor.map_records import SituationRecord, read_situations
+from processor.map_records import CellRecord, SituationRecord, read_cells, read_situations
+from tracemill.api_models import (
+    ErrorBody,
+    ExportJobOut,
+    GenerationJobOut,
+    LabelIn,
+    LabelsStored,
+    ReportOut,
+    ScheduledJobOut,
+    StartExport,
+    StartRun,
+    Status,
+)
 from tracemill.config import Settings, is_loopback, split_address
 from tracemill.errors import TracemillError
+from tracemill.redact import Redactor, redactor
 from tracemill.store import Store, load_sql
 
-__all__ = ["ApiServer", "LabelIn", "build_app", "check_api_exposure"]
+__all__ = ["ApiServer", "build_app", "check_api_exposure", "export_folder"]
 
 PREFIX = "/api/v1"
 _BEARER = HTTPBearer(auto_error=False, description="TRACEMILL_ADMIN_TOKEN, when it is set.")
 _log = logging.getLogger("tracemill.api")
 
 
-class ScheduledJobOut(BaseModel):
-    """A job on the service's schedule."""
-
-    name: str = Field(description="refresh-map or generate.")
-    schedule: str = Field(description="Its cron expression or interval.")
-    next_run: str | None = Field(description="Next run time, ISO 8601 UTC.")
-
-
-class GenerationJobOut(BaseModel):
-    """A generation run started in this service (by the schedule or the API)."""
-
-    job_id: str = Field(description="The service's id for the request.")
-    trigger: str = Field(description="schedule or api.")
-    budget: str = Field(description="Its budget.")
-    state: str = Field(description="queued, running, finished or failed.")
-    run_id: str | None = Field(description="The generation run, once recorded.")
-    error: str | None = Field(description="Why it failed.")
-    rollouts: int = Field(description="Rollouts the run has stored so far.")
-    started_unix_nano: int = Field(description="When it started (0: queued).")
-    ended_unix_nano: int | None = Field(description="When it ended.")
-
-
-class Status(BaseModel):
-    """What the service holds and what it will do next."""
-
-    counts: StoreStats = Field(description="What the store holds (as `tracemill stats`).")
-    situations: int = Field(description="Situations in the failure map.")
-    conversations: int = Field(description="Processed conversations.")
-    runs: int = Field(description="Generation runs recorded.")
-    schedule: list[ScheduledJobOut] = Field(description="Scheduled jobs and next run times.")
-    jobs: list[GenerationJobOut] = Field(description="Generation runs this process started.")
-    map_error: str | None = Field(description="The last map refresh's error, if it failed.")
-
-
-class StartRun(BaseModel):
-    """A generation run to start now."""
-
-    budget: str | None = Field(default=None, description="200 (rollouts), '50k tokens' or "
-                               "'$5' (default: generate_budget, else budget).")
-
-
-_Text = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
-
-
-def _given(name: str, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"required": [name], "properties": {name: schema}}
-
-
-class LabelIn(BaseModel):
-    """Late feedback on one conversation, trace or rollout (thumbs up or down): one of the
-    three ids, and passed and/or reward."""
-
-    model_config = ConfigDict(json_schema_extra={"allOf": [
-        {"anyOf": [_given(name, {"type": "string", "minLength": 1})
-                   for name in ("conversation_id", "trace_id", "rollout_id")]},
-        {"anyOf": [_given("passed", {"type": "boolean"}), _given("reward", {"type": "number"})]},
-    ]})
-
-    conversation_id: _Text = Field(default=None, description="The conversation.")
-    trace_id: _Text = Field(default=None, description="Or a trace id.")
-    rollout_id: _Text = Field(default=None, description="Or a rollout (RUN_ID:INDEX).")
-    passed: bool | None = Field(default=None, strict=True, description="The verdict.")
-    reward: float | None = Field(default=None, strict=True, description="Or a reward.")
-    kind: Literal["human", "program", "model"] = Field(default="human",
-                                                       description="human, program or model.")
-    labeled_by: str = Field(min_length=1, description="Who made it.")
-    note: str | None = Field(default=None, description="Free text.")
-
-    @model_validator(mode="after")
-    def _check(self) -> LabelIn:
-        if not (self.conversation_id or self.trace_id or self.rollout_id):
-            raise ValueError("needs conversation_id, trace_id or rollout_id")
-        if self.passed is None and self.reward is None:
-            raise ValueError("needs passed or reward")
-        return self
-
-
-class ErrorBody(BaseModel):
-    """An error answer."""
-
-    error: str = Field(description="What went wrong and what to do.")
-
-
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    words = {400: "Unreadable request body", 401: "Missing or wrong admin token",
-             404: "No such item", 405: "Method not allowed",
-             409: "A generation run is under way"}
+    words = {400: "Unreadable or refused request", 401: "Missing or wrong admin token",
+             403: "Not allowed here", 404: "No such item", 405: "Method not allowed",
+             409: "A generation run is under way, or the target is a file",
+             500: "Processing failed"}
     return {code: {"model": ErrorBody, "description": words[code]} for code in codes}
-
-
-class LabelsStored(BaseModel):
-    """What POST /labels stored."""
-
-    stored: int = Field(description="Labels stored.")
-    unknown: list[str] = Field(description="Targets that name nothing processed yet.")
 
 
 def check_api_exposure(settings: Settings) -> None:
@@ -156,9 +84,33 @@ def check_api_exposure(settings: Settings) -> None:
             "loopback with --api-address 127.0.0.1:4319")
 
 
+def _redacting_response(redact: Redactor) -> type[JSONResponse]:
+    class RedactingJSONResponse(JSONResponse):
+        """A JSON answer with the ``redact`` keys' values masked."""
+
+        def render(self, content: Any) -> bytes:
+            return super().render(redact.apply(content))
+
+    return RedactingJSONResponse
+
+
+def export_folder(settings: Settings, out: str) -> Path:
+    """Where an export through the API may write: ``out`` under ``export_dir`` (default
+    the store's folder); anything resolving outside it is refused, so an admin token does
+    not grant writing anywhere the service's user may."""
+    root = (settings.export_dir or settings.db.parent).resolve()
+    target = (root / out).resolve()
+    if target != root and root not in target.parents:
+        raise TracemillError(
+            f"the service writes exports only under {root} (export_dir, "
+            f"TRACEMILL_EXPORT_DIR); {out!r} is outside it: choose a folder inside it")
+    return target
+
+
 def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
     """The API over an open store and the service's jobs."""
     token = settings.admin_token.get_secret_value() if settings.admin_token else None
+    redact = redactor(settings.redact)
 
     def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None,
                                           Depends(_BEARER)] = None) -> None:
@@ -172,7 +124,12 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
 
     app = FastAPI(title="tracemill", version="1", openapi_url=f"{PREFIX}/openapi.json",
                   docs_url=None, redoc_url=None, dependencies=[Depends(authorized)],
-                  responses=_errors(401, 405))
+                  responses=_errors(401, 405),
+                  default_response_class=_redacting_response(redact))
+    if settings.cors_origins:  # closed unless origins are named
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
+                           allow_methods=["GET", "POST"],
+                           allow_headers=["authorization", "content-type"])
 
     @contextmanager
     def cursor() -> Iterator[duckdb.DuckDBPyConnection]:
@@ -227,6 +184,50 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         if not found:
             raise HTTPException(404, f"no situation {situation_id!r} in the failure map")
         return found[0]
+
+    @app.get(f"{PREFIX}/map/cells", response_model=list[CellRecord],
+             summary="The pair cells behind the situations (as `map --cells --json --all`)")
+    def cells() -> list[CellRecord]:
+        with cursor() as c:
+            return read_cells(c)
+
+    @app.post(f"{PREFIX}/process", response_model=ProcessSummary, responses=_errors(500),
+              summary="Process new spans into conversations and the map now "
+                      "(as `tracemill process`)")
+    def process_now() -> ProcessSummary:
+        try:
+            result = jobs.process_now()
+        except TracemillError as exc:
+            raise HTTPException(500, f"processing failed: {exc}") from None
+        with cursor() as c:
+            situations = read_situations(c)
+        return process_summary(result, situations)
+
+    def report(since: str | None) -> ReportOut:
+        from processor.errors import UnknownVersion
+        from processor.run import ProcessOptions
+
+        try:
+            with jobs.processing(), cursor() as c:
+                found, examples = report_content(c, ProcessOptions.from_settings(settings),
+                                                 None, since, redact)
+        except UnknownVersion as exc:
+            raise HTTPException(404, str(exc)) from None
+        return ReportOut(report=found, examples=examples)
+
+    @app.get(f"{PREFIX}/reports/trace", response_model=ReportOut,
+             summary="The trace report: the latest model version against the one before "
+                     "(as `report`'s report.json), with its example conversations")
+    def trace_report() -> ReportOut:
+        return report(None)
+
+    @app.get(f"{PREFIX}/reports/regression", response_model=ReportOut,
+             responses=_errors(404),
+             summary="The regression report: the latest model version against `since` "
+                     "(as `report --since VERSION`), with its example conversations")
+    def regression_report(since: Annotated[str, Query(
+            min_length=1, description="The model version to compare with.")]) -> ReportOut:
+        return report(since)
 
     @app.get(f"{PREFIX}/conversations", response_model=list[ConversationRecord],
              summary="Processed conversations, newest first (as `conversations --json`)")
@@ -284,6 +285,49 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             raise HTTPException(404, f"no job {job_id!r} in this service")
         return job_out(found)
 
+    @app.post(f"{PREFIX}/jobs/{{job_id}}/stop", response_model=GenerationJobOut,
+              responses=_errors(404),
+              summary="Stop a generation run started in this service (it is stored as "
+                      "interrupted and can be resumed)")
+    def stop_job(job_id: str) -> GenerationJobOut:
+        found = jobs.stop_generation(job_id)
+        if found is None:
+            raise HTTPException(404, f"no job {job_id!r} in this service")
+        return job_out(found)
+
+    def export_out(job: ExportJob) -> ExportJobOut:
+        return ExportJobOut(**asdict(job))
+
+    @app.get(f"{PREFIX}/exports", response_model=list[ExportJobOut],
+             summary="Exports written by this service, newest first, with their data "
+                     "cards as they land")
+    def exports() -> list[ExportJobOut]:
+        return [export_out(e) for e in jobs.exports()]
+
+    @app.post(f"{PREFIX}/exports", status_code=202, response_model=ExportJobOut,
+              responses=_errors(403, 409),
+              summary="Start an export of the stored split (as `tracemill export`)")
+    def start_export(body: StartExport) -> ExportJobOut:
+        from generator.exports import ExportOptions
+
+        try:
+            out = export_folder(settings, body.out)
+        except TracemillError as exc:
+            raise HTTPException(403, str(exc)) from None
+        if out.exists() and not out.is_dir():
+            raise HTTPException(409, f"{out} is a file; give a folder to write into")
+        return export_out(jobs.start_export(body.format, out, ExportOptions(
+            loss_mask=body.loss_mask, seed=body.seed,
+            allow_length_bias=body.allow_length_bias)))
+
+    @app.get(f"{PREFIX}/exports/{{export_id}}", response_model=ExportJobOut,
+             responses=_errors(404), summary="One export with its data card once landed")
+    def one_export(export_id: str) -> ExportJobOut:
+        found = jobs.export_job(export_id)
+        if found is None:
+            raise HTTPException(404, f"no export {export_id!r} in this service")
+        return export_out(found)
+
     @app.get(f"{PREFIX}/rollouts", summary="Rollouts in full, newest run first "
                                            "(as `rollouts --json`)")
     def rollouts(run: str | None = None, situation: str | None = None,
@@ -334,6 +378,9 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         return JSONResponse({"error": f"internal error: {type(exc).__name__}"},
                             status_code=500)
 
+    from tracemill.page import mount as mount_page
+
+    mount_page(app)  # the web page at /ui/ (tracemill/page), outside the token dependency
     return app
 
 

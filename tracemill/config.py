@@ -268,6 +268,25 @@ class Settings(BaseModel):
         "(separate from auth_token, which guards ingestion); required when api_address is "
         "beyond loopback.",
     )
+    export_dir: Path | None = Field(
+        default=None,
+        description="In `serve`, the folder under which exports started through the admin "
+        "API (and `tracemill export` while the service holds the store) may write; None: "
+        "the store's folder.",
+    )
+    redact: tuple[str, ...] = Field(
+        default=(),
+        description="Attribute keys whose values are masked as [redacted] in the admin API "
+        "(and the page), reports, exports and command output, also where a value is "
+        "repeated in a text; case-insensitive shell patterns such as user.email or *.phone "
+        "(comma-separated in the environment).",
+    )
+    cors_origins: tuple[str, ...] = Field(
+        default=(),
+        description="Origins (https://dash.example.com) whose browsers may call the admin "
+        "API; none by default, so pages on other origins cannot read it (comma-separated "
+        "in the environment).",
+    )
     log_level: Literal["debug", "info", "warning", "error"] = Field(
         default="info", description="Least severe log level written."
     )
@@ -296,7 +315,8 @@ class Settings(BaseModel):
         split_address(value)
         return value
 
-    @field_validator("reward_keys", "model_version_sources", mode="before")
+    @field_validator("reward_keys", "model_version_sources", "redact", "cors_origins",
+                     mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -6,6 +6,7 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -16,28 +17,63 @@ import pytest
 
 
 class ServeProcess:
-    """`python -m tracemill serve` on free ports, with its ready file read."""
+    """`python -m tracemill serve` on free ports (OTLP/gRPC, OTLP/HTTP and the admin API),
+    with its ready file read.
+
+    ``cwd``: its working directory (default: this one). ``clean_env``: start from this
+    environment without any ``TRACEMILL_*`` variable, so only ``env`` and the flags set
+    it up. ``log_file``: write its stderr there instead of a pipe (a chatty service
+    cannot fill the pipe and stall; the test reads the file afterwards)."""
 
     def __init__(self, db: Path, tmp: Path, *extra: str,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, cwd: Path | None = None,
+                 clean_env: bool = False, log_file: Path | None = None,
+                 api_address: str = "127.0.0.1:0") -> None:
         ready = tmp / f"ready-{time.monotonic_ns()}.json"
+        base = ({k: v for k, v in os.environ.items() if not k.startswith("TRACEMILL_")}
+                if clean_env else dict(os.environ))
+        self.log_file = log_file
+        self._log = log_file.open("w") if log_file is not None else None
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
              "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
-             "--ready-file", str(ready), "--log-format", "text", "--log-level", "debug",
-             *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, **(env or {})})
-        deadline = time.monotonic() + 60
+             "--api-address", api_address, "--ready-file", str(ready),
+             "--log-format", "text", "--log-level", "debug", *extra],
+            stdout=subprocess.PIPE,
+            stderr=self._log if self._log is not None else subprocess.PIPE, text=True,
+            cwd=cwd, env={**base, **(env or {})})
+        deadline = time.monotonic() + 90
         while not ready.exists():
             if self.process.poll() is not None or time.monotonic() > deadline:
                 self.process.kill()
-                raise AssertionError(f"serve did not start: {self.process.communicate()}")
+                raise AssertionError(f"serve did not start: {self.process.communicate()} "
+                                     f"{self.log()}")
             time.sleep(0.05)
         info = json.loads(ready.read_text())
-        self.grpc = info["grpc"]
-        self.http = info["http"]
-        assert info["pid"] == self.process.pid
+        self.grpc: str = info["grpc"]
+        self.http: str = info["http"]
+        self.api: str = info["api"]
+        self.pid: int = info["pid"]
+        assert self.pid == self.process.pid
+
+    def url(self, path: str) -> str:
+        """The admin API's URL of ``path`` (``/status``)."""
+        return f"http://{self.api}/api/v1{path}"
+
+    def log(self) -> str:
+        """What it wrote to ``log_file`` so far ('' without one)."""
+        return self.log_file.read_text() if self.log_file is not None else ""
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM, wait; returns the exit code and stderr (or the log file)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            _, err = self.process.communicate(timeout=120)
+        finally:
+            if self._log is not None:
+                self._log.close()
+        return self.process.returncode, err if self._log is None else self.log()
 
 
 @contextlib.contextmanager

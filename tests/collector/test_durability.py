@@ -158,5 +158,7 @@ def test_serve_keeps_the_failure_map_current(serve: Serve, tmp_path: Path) -> No
     report = subprocess.run(
         [sys.executable, "-m", "tracemill", "report", "--db", str(db), "--out",
          str(tmp_path / "r")], capture_output=True, text=True, timeout=60)
-    assert report.returncode == 3
-    assert "--process-every" in report.stderr and "Traceback" not in report.stderr
+    # the report goes through the running service, which holds the file: no lock met
+    assert report.returncode == 0, report.stderr
+    assert "Traceback" not in report.stderr
+    assert (tmp_path / "r").is_dir() and any((tmp_path / "r").iterdir())

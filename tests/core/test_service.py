@@ -13,7 +13,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import httpx
 import pytest
 
 from processor.run import ProcessOptions, process
+from tests.collector.serving import ServeProcess
 from tests.support.otlp import genai_span, trace_request
 from tests.support.pipeline import store_requests
 from tests.support.synthetic import production_stream
@@ -36,46 +36,15 @@ pytestmark = pytest.mark.integration
 TOKEN = "admin-secret-123"
 
 
-class Service:
-    """A real `tracemill serve` subprocess on free ports."""
-
-    def __init__(self, db: Path, tmp: Path, *extra: str, env: dict[str, str] | None = None):
-        ready = tmp / f"ready-{time.monotonic_ns()}.json"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "tracemill", "serve", "--db", str(db),
-             "--grpc-address", "127.0.0.1:0", "--http-address", "127.0.0.1:0",
-             "--api-address", "127.0.0.1:0", "--ready-file", str(ready),
-             "--log-format", "text", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp,
-            env={**_clean_env(), **(env or {})})
-        deadline = time.monotonic() + 90
-        while not ready.exists():
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self.process.kill()
-                raise AssertionError(f"serve did not start: {self.process.communicate()}")
-            time.sleep(0.05)
-        info = json.loads(ready.read_text())
-        self.grpc, self.http, self.api = info["grpc"], info["http"], info["api"]
-        self.pid = info["pid"]
-
-    def url(self, path: str) -> str:
-        return f"http://{self.api}/api/v1{path}"
-
-    def stop(self) -> tuple[int, str]:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=120)
-        return self.process.returncode, err
-
-
 def _clean_env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("TRACEMILL_")}
 
 
 @contextlib.contextmanager
 def serving(db: Path, tmp: Path, *extra: str,
-            env: dict[str, str] | None = None) -> Iterator[Service]:
-    service = Service(db, tmp, *extra, env=env)
+            env: dict[str, str] | None = None) -> Iterator[ServeProcess]:
+    service = ServeProcess(db, tmp, *extra, env=env, cwd=tmp, clean_env=True,
+                           log_file=tmp / f"serve-{time.monotonic_ns()}.log")
     try:
         yield service
     finally:

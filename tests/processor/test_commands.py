@@ -175,24 +175,26 @@ def test_running_collector_answers_the_same_records(prepared: Path, tmp_path: Pa
     assert comparable(served) == comparable(offline)
     assert [set(record) for record in answered] == [
         set(r.model_dump(mode="json")) for r in offline]
-    assert "from the running collector" in text.stdout and offline[0].label in text.stdout
+    assert "from the running collector" in text.stderr and offline[0].label in text.stdout
 
 
-def test_a_collector_that_does_not_process_says_so(tmp_path: Path) -> None:
-    """`serve` without --process-every has no map to answer: not an empty map and exit 0
-    (a user would conclude nothing fails), but a clear error."""
-    db = tmp_path / "unprocessed.duckdb"
+def test_a_collector_that_does_not_process_still_answers_the_map(prepared: Path,
+                                                               tmp_path: Path) -> None:
+    """`serve` without --process-every: `map` through it asks the service to process first,
+    so it answers the current map (never an empty map that would say nothing fails)."""
+    db = tmp_path / "unscheduled.duckdb"
+    shutil.copy(prepared, db)
     server = ServeProcess(db, tmp_path)
     try:
         result = subprocess.run(
             [sys.executable, "-m", "tracemill", "map", "--db", str(db), "--json",
-             "--http-address", server.http], capture_output=True, text=True, timeout=60)
+             "--http-address", server.http], capture_output=True, text=True, timeout=120)
     finally:
         server.process.terminate()
         server.process.communicate(timeout=60)
-    assert result.returncode == 3, result.stdout
-    assert "--process-every SECONDS" in result.stderr and "Traceback" not in result.stderr
-    assert result.stdout == ""
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert [record["label"] for record in json.loads(result.stdout)]
 
 
 # --------------------------------------------------------------------------- conversations

@@ -1,0 +1,90 @@
+"""The admin app in-process over a real store: CORS, redaction of every answer, where
+exports may be written; and the redactor on the shapes it meets."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from generator.schedule import ServiceJobs
+from tracemill.api import build_app, export_folder
+from tracemill.config import Settings
+from tracemill.errors import TracemillError
+from tracemill.redact import MASK, Redactor
+from tracemill.store import open_store
+
+MakeClient = Callable[..., TestClient]
+
+
+@pytest.fixture
+def client_for(db: Path) -> Iterator[MakeClient]:
+    """Apps over one real store, each with its own settings."""
+    store = open_store(db)
+
+    def make(**options: Any) -> TestClient:
+        settings = Settings(db=db, **options)
+        return TestClient(build_app(settings, store, ServiceJobs(settings, store, {})))
+
+    yield make
+    store.close()
+
+
+def test_cors_is_closed_unless_origins_are_named(client_for: MakeClient) -> None:
+    ask = {"origin": "https://dash.example.com", "access-control-request-method": "GET"}
+    closed = client_for()
+    assert "access-control-allow-origin" not in closed.options("/api/v1/status",
+                                                               headers=ask).headers
+    assert "access-control-allow-origin" not in closed.get(
+        "/api/v1/status", headers={"origin": "https://dash.example.com"}).headers
+    opened = client_for(cors_origins=("https://dash.example.com",))
+    answer = opened.options("/api/v1/status", headers=ask)
+    assert answer.headers["access-control-allow-origin"] == "https://dash.example.com"
+    other = opened.options("/api/v1/status", headers={**ask, "origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_every_answer_is_redacted(client_for: MakeClient) -> None:
+    plain = client_for()
+    redacted = client_for(redact=("order_id",))
+    for path in ("/api/v1/conversations?limit=100", "/api/v1/reports/trace"):
+        before, after = plain.get(path).text, redacted.get(path).text
+        assert '"order_id":"A-' in before.replace('\\\\"', '"').replace('\\"', '"')
+        assert MASK in after and '"order_id":"A-' not in after.replace('\\"', '"')
+    # the records keep their shape: the CLI reads them back as the same types
+    assert len(redacted.get("/api/v1/conversations?limit=100").json()) == 100
+
+
+def test_exports_through_the_api_stay_under_export_dir(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "t.duckdb", export_dir=tmp_path / "exports")
+    assert export_folder(settings, "sft") == (tmp_path / "exports" / "sft").resolve()
+    for outside in ("../elsewhere", "/etc", str(tmp_path)):
+        with pytest.raises(TracemillError, match="export_dir"):
+            export_folder(settings, outside)
+    beside = Settings(db=tmp_path / "t.duckdb")
+    assert export_folder(beside, str(tmp_path / "x")) == (tmp_path / "x").resolve()
+
+
+@pytest.mark.parametrize(("document", "expected"), [
+    ({"user.email": "bob@example.com", "note": "mail bob@example.com"},
+     {"user.email": MASK, "note": f"mail {MASK}"}),
+    ({"User.Email": ["a@b.cd"]}, {"User.Email": [MASK]}),
+    ([{"key": "user.email", "value": {"stringValue": "x@y.zz"}}, {"key": "n", "value": 1}],
+     [{"key": "user.email", "value": {"stringValue": MASK}}, {"key": "n", "value": 1}]),
+    ({"arguments": '{"card.phone": "5551234", "q": 1}', "t": "call 5551234"},
+     {"arguments": json.dumps({"card.phone": MASK, "q": 1}, separators=(",", ":")),
+      "t": f"call {MASK}"}),
+    ({"user.email": None, "x": "no"}, {"user.email": None, "x": "no"}),
+    ({"card.phone": "12", "t": "12 apples"}, {"card.phone": MASK, "t": "12 apples"}),
+])
+def test_the_redactor_masks_keys_and_their_echoes(document: object, expected: object) -> None:
+    assert Redactor(["user.email", "*.phone"]).apply(document) == expected
+
+
+def test_no_patterns_no_change() -> None:
+    document = {"user.email": "bob@example.com"}
+    assert Redactor([]).apply(document) is document and not Redactor([" "])

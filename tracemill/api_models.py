@@ -1,0 +1,162 @@
+"""The records the admin API (:mod:`tracemill.api`) takes and answers, besides those it
+shares with the command line (map situations and cells, conversations, reports, rollouts).
+
+Every field carries a description: they become the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+
+from collector.stats import StoreStats
+from generator.exports import FORMATS, exporter
+from processor.conversation_records import ConversationRecord
+from processor.report import TraceReport
+from tracemill.errors import TracemillError
+
+__all__ = ["ErrorBody", "ExportJobOut", "GenerationJobOut", "LabelIn", "LabelsStored",
+           "ReportOut", "ScheduledJobOut", "StartExport", "StartRun", "Status"]
+
+
+class ScheduledJobOut(BaseModel):
+    """A job on the service's schedule."""
+
+    name: str = Field(description="refresh-map or generate.")
+    schedule: str = Field(description="Its cron expression or interval.")
+    next_run: str | None = Field(description="Next run time, ISO 8601 UTC.")
+
+
+class GenerationJobOut(BaseModel):
+    """A generation run started in this service (by the schedule or the API)."""
+
+    job_id: str = Field(description="The service's id for the request.")
+    trigger: str = Field(description="schedule or api.")
+    budget: str = Field(description="Its budget.")
+    state: str = Field(description="queued, running, finished or failed.")
+    run_id: str | None = Field(description="The generation run, once recorded.")
+    error: str | None = Field(description="Why it failed.")
+    rollouts: int = Field(description="Rollouts the run has stored so far.")
+    started_unix_nano: int = Field(description="When it started (0: queued).")
+    ended_unix_nano: int | None = Field(description="When it ended.")
+
+
+class Status(BaseModel):
+    """What the service holds and what it will do next."""
+
+    counts: StoreStats = Field(description="What the store holds (as `tracemill stats`).")
+    situations: int = Field(description="Situations in the failure map.")
+    conversations: int = Field(description="Processed conversations.")
+    runs: int = Field(description="Generation runs recorded.")
+    schedule: list[ScheduledJobOut] = Field(description="Scheduled jobs and next run times.")
+    jobs: list[GenerationJobOut] = Field(description="Generation runs this process started.")
+    map_error: str | None = Field(description="The last map refresh's error, if it failed.")
+
+
+class ReportOut(BaseModel):
+    """A trace or regression report with the example conversations its HTML shows."""
+
+    report: TraceReport = Field(description="The report (as `report`'s report.json).")
+    examples: dict[str, list[ConversationRecord]] = Field(
+        description="Per situation id, up to three example conversations in full.")
+
+
+class StartExport(BaseModel):
+    """An export of the stored split to write on the service's machine."""
+
+    format: str = Field(description="The export format (`tracemill export --format`).",
+                        json_schema_extra={"enum": list[JsonValue](sorted(FORMATS))})
+    out: str = Field(min_length=1, description="Folder to write into: relative to "
+                     "export_dir, or an absolute path inside it.")
+    loss_mask: Literal["per-message", "final-turn"] = Field(
+        default="per-message", description="SFT: every agent turn, or only the final one.")
+    seed: int = Field(default=0, description="Seed of preference pairings.")
+    allow_length_bias: bool = Field(default=False, description="Write length-biased "
+                                    "preference pairs anyway (warned in the card).")
+
+    @field_validator("format")
+    @classmethod
+    def _known(cls, value: str) -> str:
+        try:
+            exporter(value)
+        except TracemillError as exc:  # names the known formats
+            raise ValueError(str(exc)) from None
+        return value
+
+
+class ExportJobOut(BaseModel):
+    """An export the service writes or wrote."""
+
+    export_id: str = Field(description="The service's id for it.")
+    format: str = Field(description="The export format.")
+    out: str = Field(description="The folder it writes into, on the service's machine.")
+    state: str = Field(description="queued, running, finished or failed.")
+    card: dict[str, Any] | None = Field(description="Its data card, once landed.")
+    error: str | None = Field(description="Why it failed.")
+    started_unix_nano: int = Field(description="When it started (0: queued).")
+    ended_unix_nano: int | None = Field(description="When it ended.")
+
+
+class StartRun(BaseModel):
+    """A generation run to start now."""
+
+    budget: str | None = Field(default=None, description="200 (rollouts), '50k tokens' or "
+                               "'$5' (default: generate_budget, else budget).")
+
+
+_Text = Annotated[str | None, WithJsonSchema({"type": ["string", "null"]})]
+
+
+def _given(name: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {"required": [name], "properties": {name: schema}}
+
+
+class LabelIn(BaseModel):
+    """Late feedback on one conversation, trace or rollout (thumbs up or down): one of the
+    three ids, and passed and/or reward."""
+
+    model_config = ConfigDict(json_schema_extra={"allOf": [
+        {"anyOf": [_given(name, {"type": "string", "minLength": 1})
+                   for name in ("conversation_id", "trace_id", "rollout_id")]},
+        {"anyOf": [_given("passed", {"type": "boolean"}), _given("reward", {"type": "number"})]},
+    ]})
+
+    conversation_id: _Text = Field(default=None, description="The conversation.")
+    trace_id: _Text = Field(default=None, description="Or a trace id.")
+    rollout_id: _Text = Field(default=None, description="Or a rollout (RUN_ID:INDEX).")
+    passed: bool | None = Field(default=None, strict=True, description="The verdict.")
+    reward: float | None = Field(default=None, strict=True, description="Or a reward.")
+    kind: Literal["human", "program", "model"] = Field(default="human",
+                                                       description="human, program or model.")
+    labeled_by: str = Field(min_length=1, description="Who made it.")
+    note: str | None = Field(default=None, description="Free text.")
+
+    @model_validator(mode="after")
+    def _check(self) -> LabelIn:
+        if not (self.conversation_id or self.trace_id or self.rollout_id):
+            raise ValueError("needs conversation_id, trace_id or rollout_id")
+        if self.passed is None and self.reward is None:
+            raise ValueError("needs passed or reward")
+        return self
+
+
+class ErrorBody(BaseModel):
+    """An error answer."""
+
+    error: str = Field(description="What went wrong and what to do.")
+
+
+class LabelsStored(BaseModel):
+    """What POST /labels stored."""
+
+    stored: int = Field(description="Labels stored.")
+    unknown: list[str] = Field(description="Targets that name nothing processed yet.")
