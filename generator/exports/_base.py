@@ -31,6 +31,8 @@ class ExportOptions:
     """Preference: write pairs even when chosen is longer in most of them (warned loudly)."""
     band: tuple[float, float] = (0.2, 0.8)
     """RL: the pass-rate band a group must lie in to carry a gradient."""
+    redact: tuple[str, ...] = ()
+    """Key patterns whose values are masked in every row (the ``redact`` setting)."""
 
 
 @dataclass(frozen=True)

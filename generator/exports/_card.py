@@ -51,6 +51,7 @@ def build_card(data: ExportData, fmt: str, result: FormatResult) -> dict[str, An
         "split": {"by": "situation (cell or explored axes + mutation kind, world state, "
                         "faults); never prompt text", **data.split},
         "decontamination": data.decontamination.to_json(),
+        "redacted_keys": list(data.redacted),
         "system_prompts": len(prompts),
         "tools": sorted({t["function"]["name"] for r in rows for t in data.tools_of(r)}),
         "format_counts": result.counts,
@@ -85,7 +86,8 @@ def _markdown(card: dict[str, Any]) -> str:
         f"and {card['split']['train_situations']} training situations",
         f"- decontamination: rules run {', '.join(decon['rules_run'])}; removed "
         + ", ".join(f"{k} {v}" for k, v in decon["removed"].items())
-        + f" of {decon['checked']} training rows",
+        + f" of {decon['checked']} training rows"
+        + (f" (semantic rule embedded by {decon['embedder']})" if decon["embedder"] else ""),
     ]
     lines += [f"- **{note}**" for note in decon["not_run"]]
     lines += ["", "## Files", ""] + [f"- `{f}`: {n} rows" for f, n in card["files"].items()]

@@ -12,16 +12,27 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
 import orjson
 
-from generator.decontaminate import DecontaminationReport, Embedder, TextRow, decontaminate
+from generator.decontaminate import (
+    SEMANTIC_NOT_RUN,
+    DecontaminationReport,
+    Embedder,
+    TextRow,
+    decontaminate,
+)
+from generator.exports._bulk import paused_gc
 from generator.rollout_views import chat_messages
 from generator.split import SplitError, require_split_table
+from tracemill.redact import Redactor
 from tracemill.store import load_sql
+
+if TYPE_CHECKING:
+    from generator.exports._worlds import TaskWorlds
 
 Side = Literal["train", "held_out"]
 ChatMessage = dict[str, Any]
@@ -94,6 +105,29 @@ class ExportData:
     """Training rollouts removed (id -> rule)."""
     split: dict[str, Any] = field(default_factory=dict)
     """The stored split: seed, held-out share, situations per side."""
+    worlds: TaskWorlds | None = None
+    """The rollouts' worlds grouped into tasks (loaded only for exports that rebuild them:
+    :func:`generator.exports._worlds.load_task_worlds`)."""
+    redacted: tuple[str, ...] = ()
+    """Key patterns whose values were masked in the rows (the ``redact`` setting)."""
+
+    def redact(self, patterns: tuple[str, ...]) -> ExportData:
+        """These rows with the values under keys matching ``patterns`` masked in their
+        messages and system prompts (:mod:`tracemill.redact`; an echo of a masked value
+        elsewhere in the same rollout is masked too)."""
+        masker = Redactor(patterns)
+        if not masker:
+            return self
+
+        def one(row: ExportRollout) -> ExportRollout:
+            doc = masker.apply({"messages": [dict(m) for m in row.messages],
+                                "system_prompt": row.system_prompt})
+            return replace(row, messages=tuple(doc["messages"]),
+                           system_prompt=doc["system_prompt"])
+
+        return replace(self, train=tuple(one(r) for r in self.train),
+                       held_out=tuple(one(r) for r in self.held_out),
+                       redacted=masker.patterns)
 
     def tools_of(self, row: ExportRollout) -> list[dict[str, Any]]:
         """The tool schemas the row's agent was offered."""
@@ -142,9 +176,16 @@ def _task_ids(goal: dict[str, Any], sources: tuple[str, ...]) -> frozenset[str]:
 
 
 def load_export_data(cursor: duckdb.DuckDBPyConnection,
-                     embedder: Embedder | None = None) -> ExportData:
+                     embedder: Embedder | None = None,
+                     why_not: str = SEMANTIC_NOT_RUN) -> ExportData:
     """Read, filter, split and decontaminate every stored rollout (the semantic rule only
-    with an ``embedder``)."""
+    with an ``embedder``; ``why_not`` says why there is none)."""
+    with paused_gc():
+        return _load(cursor, embedder, why_not)
+
+
+def _load(cursor: duckdb.DuckDBPyConnection, embedder: Embedder | None,
+          why_not: str) -> ExportData:
     require_split_table(cursor)
     rows = cursor.execute(load_sql("generator", "export_rollouts.sql")).fetchall()
     if not rows:
@@ -195,7 +236,7 @@ def load_export_data(cursor: duckdb.DuckDBPyConnection,
                       load_sql("generator", "export_sources.sql"), [held_sources]).fetchall()]
     removed, report = decontaminate(
         [TextRow(row.rollout_id, row.task_ids, row.user_text) for row in train], reference,
-        embedder)
+        embedder, why_not)
     seed, share, held_situations, train_situations, by_signature = cursor.execute(
         load_sql("generator", "export_split.sql")).fetchone() or (None, None, 0, 0, 0)
     split = {"seed": seed, "held_out_share": share, "held_out_situations": held_situations,

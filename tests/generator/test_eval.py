@@ -15,8 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from generator.checks import CHECKS_STAMP
 from generator.eval_stats import TaskResult, bootstrap, compare, pass_at_k, pass_hat_k
 from tests.generator.conftest import RunCli, StoreCopy
+from tests.support import staging_world
 from tracemill.store import open_store
 
 
@@ -109,3 +111,71 @@ def test_eval_refuses_without_a_split(run_cli: RunCli, store_copy: StoreCopy) ->
     assert refused.code == 2 and refused.out == ""
     (line,) = refused.err.strip().splitlines()
     assert "tracemill split" in line
+
+
+STAGING = "python:tests.support.staging_world:answer"
+STRICT = "python:tests.generator.test_eval:strict_grader"
+
+
+def strict_grader(rollout: dict[str, Any]) -> dict[str, Any]:
+    """A grader (``--grader python:...``) that passes nothing: whoever it grades fails."""
+    return {"reward": 0.0, "reason": f"strict: {len(rollout)} fields read, nothing passes"}
+
+
+@pytest.mark.integration
+def test_eval_answers_and_grades_as_the_run_did(run_cli: RunCli, store_copy: StoreCopy,
+                                                tmp_path: Path) -> None:
+    db = store_copy("evalworld.duckdb")
+    staging_world.reset()
+    generated = run_cli(["generate", "--db", str(db), "--no-progress", "--json", "--agent",
+                         "offline", "--budget", "40", "--seed", "3", "--world", STAGING,
+                         "--grader", STRICT])
+    assert generated.code == 0, generated.err
+    assert run_cli(["split", "--db", str(db), "--held-out", "0.3"]).code == 0
+    staging_world.reset()
+    same = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "2", "--json"])
+    assert same.code == 0, same.err
+    report = same.json()["agents"][0]
+    assert report["world"] == STAGING
+    assert report["graded_by"].startswith(f"{CHECKS_STAMP} + {STRICT}@sha256:")
+    assert report["pass@1"]["value"] == 0.0  # the run's grader decides, as in generate
+    calls = list(staging_world.CALLS)
+    assert calls and all(rollout.startswith("eval-") for rollout, _, _ in calls)
+    # overridden: tracemill's simulated world and the conduct checks alone
+    staging_world.reset()
+    checks = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "2", "--json",
+                      "--world", "simulated", "--grader", "checks"])
+    assert checks.code == 0, checks.err
+    alone = checks.json()["agents"][0]
+    assert alone["world"] == "simulated" and alone["graded_by"] == CHECKS_STAMP
+    assert not staging_world.CALLS and alone["pass@1"]["value"] > 0
+    # an earlier report as the baseline: comparable only when graded and answered alike
+    saved = tmp_path / "before.json"
+    saved.write_text(same.out)
+    otherwise = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "2", "--json",
+                         "--grader", "checks", "--baseline", str(saved)])
+    assert otherwise.code == 0, otherwise.err
+    verdict = otherwise.json()["comparison"]
+    assert verdict["verdict"] == "not comparable" and "graded differently" in verdict["reason"]
+    alike = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "2", "--json",
+                     "--baseline", str(saved), "--fail-on", "worse"])
+    assert alike.code == 0, alike.err
+    assert alike.json()["comparison"]["verdict"] == "no difference"
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"agents": []}')
+    broken = run_cli(["eval", "--db", str(db), "--agent", "offline", "--baseline", str(bad)])
+    assert broken.code == 2 and "not a `tracemill eval --json` report" in broken.err
+    # a second run graded otherwise: its held-out tasks cannot be evaluated one way ...
+    again = run_cli(["generate", "--db", str(db), "--no-progress", "--json", "--fresh",
+                     "--agent", "offline", "--budget", "40", "--seed", "3"])
+    assert again.code == 0, again.err
+    assert run_cli(["split", "--db", str(db)]).code == 0
+    refused = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "1"])
+    assert refused.code == 2 and refused.out == ""
+    (line,) = refused.err.strip().splitlines()
+    assert "graded differently" in line and "--grader" in line and STAGING in line
+    # ... unless the flags make them one
+    one = run_cli(["eval", "--db", str(db), "--agent", "offline", "--k", "1", "--json",
+                   "--world", "simulated", "--grader", "checks"])
+    assert one.code == 0, one.err
+    staging_world.reset()

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from generator.exports import ExportError, ExportOptions, load_export_data
+from generator.decontaminate import SEMANTIC_NOT_RUN
+from generator.exports import ExportError, ExportOptions, export, load_export_data
 from generator.exports.preference import length_bias, make_pairs
 from tests.generator.conftest import ReadRollouts, RunCli, StoreCopy
 from tracemill.store import open_store
@@ -312,7 +314,7 @@ def test_decontamination_counts_planted_copies_per_rule(run_cli: RunCli,
     planted = _plant(db)
     after = _export(run_cli, db, tmp_path / "after", "sft")["decontamination"]
     assert after["rules_run"] == ["task_id", "exact_text", "near_copy"]
-    assert after["not_run"] == ["semantic rule not run: no embedder configured"]
+    assert after["not_run"] == [SEMANTIC_NOT_RUN]
     for rule in ("task_id", "exact_text", "near_copy"):
         assert after["removed"][rule] == before["removed"][rule] + 1, rule
     assert after["checked"] == before["checked"] + 3
@@ -619,3 +621,41 @@ def test_one_sft_and_one_dpo_step_on_the_exports(run_cli: RunCli, store_copy: St
                                             max_length=4096, **common))
     dpo_loss = dpo.train().training_loss
     assert dpo_loss == dpo_loss and dpo_loss > 0
+
+
+def test_redacted_keys_never_reach_an_export(run_cli: RunCli, store_copy: StoreCopy,
+                                             tmp_path: Path) -> None:
+    """The ``redact`` setting: values under a redacted key (here the identifier argument the
+    tools take) are masked in every row, and so are their echoes in results and replies;
+    the data card names the patterns."""
+    db = _store(run_cli, store_copy, "redact.duckdb")
+    store = open_store(db, read_only=True)
+    try:
+        plain = export(store.cursor(), "sft", tmp_path / "plain", ExportOptions())
+        rows = [row for side in ("train", "held_out")
+                for row in _jsonl(tmp_path / "plain" / f"{side}.jsonl")]
+        arguments = [json_arguments(call) for row in rows for m in row["messages"]
+                     for call in m.get("tool_calls") or ()]
+        keys = Counter(k for a in arguments for k, v in a.items()
+                       if isinstance(v, str) and len(v) >= 4)
+        key = keys.most_common(1)[0][0]
+        secrets = {a[key] for a in arguments if isinstance(a.get(key), str)
+                   and len(a[key]) >= 4}
+        card = export(store.cursor(), "sft", tmp_path / "masked",
+                      ExportOptions(redact=(key.upper(),)))
+    finally:
+        store.close()
+    assert plain["redacted_keys"] == [] and card["redacted_keys"] == [key.lower()]
+    text = "".join((tmp_path / "masked" / f"{side}.jsonl").read_text()
+                   for side in ("train", "held_out"))
+    assert secrets and not any(secret in text for secret in secrets)
+    assert '"[redacted]"' in text
+    # the shape stays valid: arguments are still objects carrying the key
+    masked = [json_arguments(call) for line in text.splitlines()
+              for m in json.loads(line)["messages"] for call in m.get("tool_calls") or ()]
+    assert any(a.get(key) == "[redacted]" for a in masked)
+
+
+def json_arguments(call: dict[str, Any]) -> dict[str, Any]:
+    arguments = call["function"]["arguments"]
+    return arguments if isinstance(arguments, dict) else json.loads(arguments)

@@ -1,0 +1,2 @@
+# mypy: ignore-errors
+"""Tool servers of the tracemill environment."""
