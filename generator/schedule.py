@@ -37,6 +37,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from tracemill.config import Settings, cron_trigger
 from tracemill.errors import TracemillError
+from tracemill.lake import retrying
 from tracemill.store import Store, load_sql
 
 __all__ = ["ExportJob", "GenerationBusy", "GenerationJob", "ScheduledJob", "ServiceJobs",
@@ -153,6 +154,9 @@ class ServiceJobs:
             self._scheduler.add_job(self._scheduled_generation,
                                     cron_trigger(settings.generate_cron), id="generate",
                                     name=settings.generate_cron)
+        if store.is_lake:  # merge the lake's small files, expire old snapshots
+            self._scheduler.add_job(self._maintain_lake, IntervalTrigger(hours=1),
+                                    id="lake-maintenance", name="every hour")
 
     def start(self) -> None:
         """Start the scheduler thread."""
@@ -195,11 +199,24 @@ class ServiceJobs:
         :class:`~processor.run.ProcessResult`, raises what processing raised."""
         from processor.run import ProcessOptions, process
 
+        def work() -> Any:
+            return process(self._store, ProcessOptions.from_settings(self._settings),
+                           workers=1, credentials=self._credentials)
+
         with self._processing:
-            result = process(self._store, ProcessOptions.from_settings(self._settings),
-                             workers=1, credentials=self._credentials)
+            # on a lake another process may commit the same tables meanwhile: try again
+            result = retrying(work) if self._store.is_lake else work()
         self.map_error = None
         return result
+
+    def _maintain_lake(self) -> None:
+        """The lake's hourly upkeep (logged, never raised: the next hour tries again)."""
+        try:
+            done = self._store.maintain()
+        except Exception as exc:  # logged loudly; ingestion goes on
+            _log.error("lake maintenance failed", extra={"fields": {"error": str(exc)}})
+            return
+        _log.info("lake maintained", extra={"fields": {"result": str(done)}})
 
     def refresh_map(self) -> None:
         """Process new spans into conversations and the failure map (logged, never raised)."""

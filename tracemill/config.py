@@ -37,7 +37,9 @@ class Settings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     db: Path = Field(
-        default=Path("tracemill.duckdb"), description="Path of the DuckDB store file."
+        default=Path("tracemill.duckdb"),
+        description="Path of the store: a DuckDB file, or a lake file holding "
+        "`ducklake:postgres:<conninfo> data_path=DIR` (README, 'Past one machine').",
     )
     db_memory_limit: str = Field(
         default="512MB",
@@ -321,6 +323,17 @@ class Settings(BaseModel):
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
             return tuple(part.strip() for part in value.split(",") if part.strip())
+        return value
+
+    @field_validator("db")
+    @classmethod
+    def _check_db(cls, value: Path) -> Path:
+        if str(value).startswith("ducklake:"):
+            raise ValueError(
+                "a lake URL is given through a lake file, which names the same lake for "
+                "every process and keeps the spool and service files beside it: write it "
+                "into one (`echo 'ducklake:postgres:... data_path=DIR' > team.lake`) and "
+                "pass --db team.lake")
         return value
 
     @field_validator("generate_cron")

@@ -1,9 +1,13 @@
-"""The store: one DuckDB file, its schema kept by numbered migrations.
+"""The store: one DuckDB file (or a DuckLake), its schema kept by numbered migrations.
 
 Each component owns its tables: its migrations are ``<component>/sql/migrations/NNN_name.sql``
 files, applied in order and recorded in ``tracemill_migrations``. Only one process may
 open a DuckDB file for writing; :func:`open_store` turns DuckDB's lock error into a
 :class:`~tracemill.errors.StoreLockedError` naming the process that holds the file.
+
+A lake file (a text file holding ``ducklake:postgres:<conninfo> data_path=...``) or that
+URL itself opens a DuckLake instead (:mod:`tracemill.lake`): many processes write it at
+once, and every cursor works in it with the same SQL.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 import psutil
 
+from tracemill import lake as _lake
 from tracemill.errors import SchemaError, StoreError, StoreLockedError
 
 if TYPE_CHECKING:
@@ -77,18 +82,36 @@ def migrations(component: str) -> list[Migration]:
 class Store:
     """An open DuckDB store. Thread-safe: each thread works through its own cursor."""
 
-    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool):
+    def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool,
+                 *, lake: _lake.LakeConnection | None = None):
         self._connection = connection
         self._lock = threading.Lock()
+        self._lake = lake
         self.path = path
-        """Where the file lives."""
+        """Where the file lives; for a lake, its anchor: the lake file, or ``<local>/lake``
+        for a URL (the spool and other local state go beside it, as beside a file)."""
         self.read_only = read_only
         """Whether this process opened it read-only."""
+        self.name = lake.url.display() if lake else str(path)
+        """What to call it in messages: the file, or the lake URL without its password."""
+
+    @property
+    def is_lake(self) -> bool:
+        """Whether this store is a DuckLake (:mod:`tracemill.lake`)."""
+        return self._lake is not None
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A new cursor (a DuckDB connection sharing this database) for one thread."""
+        return self._cursor(schema=False)
+
+    def _cursor(self, *, schema: bool) -> duckdb.DuckDBPyConnection:
         with self._lock:
-            return self._connection.cursor()
+            cursor = self._connection.cursor()
+        if self._lake is not None:
+            # a cursor is a new DuckDB connection: USE and search_path are its own
+            for statement in self._lake.schema_session if schema else self._lake.session:
+                cursor.execute(statement)
+        return cursor
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """Run one parameterised statement and return all its rows."""
@@ -99,9 +122,12 @@ class Store:
             cursor.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """A cursor inside one transaction: committed on success, rolled back on error."""
-        cursor = self.cursor()
+    def transaction(self, *, schema: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A cursor inside one transaction: committed on success, rolled back on error.
+
+        ``schema``: the cursor creates tables (in a lake: in the shared schema).
+        """
+        cursor = self._cursor(schema=schema)
         cursor.begin()
         try:
             yield cursor
@@ -120,17 +146,44 @@ class Store:
         return {component: version for component, version in rows}
 
     def migrate(self) -> list[Migration]:
-        """Apply the migrations not yet recorded; return the ones applied."""
+        """Apply the migrations not yet recorded; return the ones applied.
+
+        On a lake, migrations run without the keys and indexes DuckLake refuses
+        (:func:`tracemill.lake.lake_migration_sql`), and a process that lost a race to
+        apply one (a commit conflict) reads the versions again and goes on.
+        """
         applied: list[Migration] = []
-        with self.transaction() as cursor:
-            cursor.execute(_MIGRATIONS_TABLE)
+        if self._lake is None:
+            self._migrate(applied)
+            return applied
+        try:
+            _lake.retrying(lambda: self._migrate(applied), also=_lake.is_race)
+        except duckdb.Error as exc:
+            raise SchemaError(f"migrating {self.name} failed: {exc} (other processes kept "
+                              "applying the same migrations; run `tracemill migrate` alone "
+                              "once)") from None
+        def views() -> None:
+            with self.transaction(schema=True) as cursor:
+                _lake.apply_lake_views(cursor)
+
+        _lake.retrying(views, also=_lake.is_race)
+        schema = _lake.local_schema_name(self._lake.session)
+        if schema is not None:
+            with self.transaction(schema=True) as cursor:
+                _lake.prepare_local_schema(cursor, schema)
+        return applied
+
+    def _migrate(self, applied: list[Migration]) -> None:
+        dialect = _lake.lake_migration_sql if self._lake is not None else str
+        with self.transaction(schema=True) as cursor:
+            cursor.execute(dialect(_MIGRATIONS_TABLE))
         current = self.schema_versions()
         for component in COMPONENTS:
             known = migrations(component)
             newest_known = known[-1].version if known else 0
             if current.get(component, 0) > newest_known:
                 raise SchemaError(
-                    f"the store {self.path} has {component} schema version "
+                    f"the store {self.name} has {component} schema version "
                     f"{current[component]}, newer than this tracemill knows "
                     f"({newest_known}); upgrade tracemill to use this file"
                 )
@@ -138,43 +191,71 @@ class Store:
                 if migration.version <= current.get(component, 0):
                     continue
                 try:
-                    with self.transaction() as cursor:
-                        cursor.execute(migration.sql)
+                    with self.transaction(schema=True) as cursor:
+                        cursor.execute(dialect(migration.sql))
                         cursor.execute(
                             "INSERT INTO tracemill_migrations (component, version, name) "
                             "VALUES (?, ?, ?)",
                             [component, migration.version, migration.name],
                         )
                 except duckdb.Error as exc:
+                    if self._lake is not None and (_lake.is_conflict(exc)
+                                                   or _lake.is_race(exc)):
+                        raise  # another process applies it now: migrate() reads again
                     raise SchemaError(
                         f"migration {component} {migration.version:03d}_{migration.name} "
-                        f"failed on {self.path}: {exc}"
+                        f"failed on {self.name}: {exc}"
                     ) from None
                 applied.append(migration)
-        return applied
+                current[component] = migration.version
 
     def checkpoint(self) -> None:
-        """Fold the write-ahead log into the main file."""
+        """Fold the write-ahead log into the main file.
+
+        A lake has no log to fold (each commit is durable in its catalog and files):
+        nothing to do; :meth:`maintain` compacts it.
+        """
+        if self._lake is not None:
+            return
         cursor = self.cursor()
         try:
             cursor.execute("CHECKPOINT")
         finally:
             cursor.close()
 
+    def maintain(self) -> _lake.LakeMaintenance | None:
+        """Merge a lake's small files and expire its old snapshots (None: a DuckDB file,
+        which needs none). Meant for a schedule; see :func:`tracemill.lake.maintain_lake`."""
+        if self._lake is None or self.read_only:
+            return None
+        cursor = self.cursor()
+        try:
+            return _lake.maintain_lake(cursor)
+        finally:
+            cursor.close()
+
     def close(self) -> None:
         """Close the database; cursors made from it stop working."""
         with self._lock:
-            self._connection.close()
+            if self._lake is not None:
+                self._lake.close()
+            else:
+                self._connection.close()
 
 
-def open_store(path: Path, *, read_only: bool = False, migrate: bool = True,
+def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = True,
                memory_limit: str | None = None,
                checkpoint_threshold: str | None = None) -> Store:
     """Open (creating if needed) the DuckDB file at ``path`` and bring its schema up to date.
 
+    A ``ducklake:postgres:...`` URL, or a lake file holding one, opens a lake instead
+    (:mod:`tracemill.lake`).
     Raises StoreLockedError when another process holds the file, StoreError when the file
     cannot be used (not a DuckDB file, no permission, missing with ``read_only``).
     """
+    if _lake.is_lake(path):
+        return _open_lake(str(path), read_only=read_only, migrate=migrate,
+                          memory_limit=memory_limit)
     path = Path(path)
     if read_only and not path.exists():
         raise StoreError(
@@ -209,6 +290,37 @@ def open_store(path: Path, *, read_only: bool = False, migrate: bool = True,
             store.close()
             raise
     return store
+
+
+def _open_lake(url: str, *, read_only: bool, migrate: bool,
+               memory_limit: str | None) -> Store:
+    lake = _lake.connect_lake(_lake.lake_of(url), read_only=read_only,
+                              memory_limit=memory_limit)
+    store = Store(lake.connection, lake.url.anchor, read_only, lake=lake)
+    try:
+        if migrate and not read_only:
+            store.migrate()
+        elif not read_only and "tracemill_migrations" in _lake_tables(store):
+            # unmigrated opens still need this process's own spool cursor
+            schema = _lake.local_schema_name(lake.session)
+            if schema is not None:
+                with store.transaction(schema=True) as cursor:
+                    _lake.prepare_local_schema(cursor, schema)
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def _lake_tables(store: Store) -> set[str]:
+    rows = store.query("SELECT table_name FROM duckdb_tables() WHERE database_name = ? "
+                       "AND schema_name = 'main'", [_lake.ALIAS])
+    return {name for (name,) in rows}
+
+
+def is_lake(path: Path | str) -> bool:
+    """Whether a ``--db`` value names a DuckLake rather than a DuckDB file."""
+    return _lake.is_lake(path)
 
 
 def _holder_pid(message: str) -> int | None:
