@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from collector.server import QuietUvicorn
 from collector.stats import store_stats
 from generator.schedule import ExportJob, GenerationBusy, GenerationJob, ServiceJobs
-from processor.commands import ProcessSummary, process_summary, report_content
+from processor.commands import ProcessSummary, process_summary, read_map, report_content
 from processor.conversation_records import ConversationRecord, read_conversations
 from processor.map_records import CellRecord, SituationRecord, read_cells, read_situations
 from tracemill.api_models import (
@@ -49,9 +49,11 @@ from tracemill.api_models import (
     LabelsStored,
     ReportOut,
     ScheduledJobOut,
+    SplitIn,
     StartExport,
     StartRun,
     Status,
+    VersionOut,
 )
 from tracemill.config import Settings, is_loopback, split_address
 from tracemill.errors import TracemillError
@@ -63,6 +65,12 @@ __all__ = ["ApiServer", "build_app", "check_api_exposure", "export_folder"]
 PREFIX = "/api/v1"
 _BEARER = HTTPBearer(auto_error=False, description="TRACEMILL_ADMIN_TOKEN, when it is set.")
 _log = logging.getLogger("tracemill.api")
+
+Since = Annotated[str | None, Query(
+    min_length=1, description="Compare the latest model version with this one instead of "
+    "the version before it (as `map --since`); 404 when it is not a stored version or is "
+    "the latest.")]
+"""The ``since`` parameter of the map's routes."""
 
 
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
@@ -164,32 +172,57 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
                       schedule=[ScheduledJobOut(**asdict(j)) for j in jobs.schedule()],
                       jobs=[job_out(j) for j in jobs.jobs()], map_error=jobs.map_error)
 
-    @app.get(f"{PREFIX}/map", response_model=list[SituationRecord],
+    def map_of(since: str | None, *, with_cells: bool = False,
+               ) -> tuple[list[SituationRecord], list[CellRecord]]:
+        from processor.errors import UnknownVersion
+        from processor.run import ProcessOptions
+
+        if since is None:
+            with cursor() as c:
+                return read_situations(c), read_cells(c) if with_cells else []
+        try:  # computed afresh and rolled back: no map refresh meanwhile
+            with jobs.processing(), cursor() as c:
+                return read_map(c, ProcessOptions.from_settings(settings), since,
+                                cells=with_cells)
+        except UnknownVersion as exc:
+            raise HTTPException(404, str(exc)) from None
+
+    @app.get(f"{PREFIX}/map", response_model=list[SituationRecord], responses=_errors(404),
              summary="The failure map's situations, worst first (as `map --json`)")
     def failure_map(status: Annotated[str | None, Query(description="Only this status.")] = None,
                     axis: Annotated[str | None, Query(description="Only situations with a "
                                                       "coordinate on this axis.")] = None,
-                    ) -> list[SituationRecord]:
-        with cursor() as c:
-            found = read_situations(c)
+                    since: Since = None) -> list[SituationRecord]:
+        found, _ = map_of(since)
         return [s for s in found if (status is None or s.status == status)
                 and (axis is None or any(k.axis == axis for k in s.coordinates))]
 
-    @app.get(f"{PREFIX}/map/situations/{{situation_id}}", response_model=SituationRecord,
+    @app.get(f"{PREFIX}/map/situations/{{situation_id:path}}", response_model=SituationRecord,
              responses=_errors(404),
              summary="One situation with its member conversation ids")
-    def situation(situation_id: str) -> SituationRecord:
-        with cursor() as c:
-            found = read_situations(c, situation_id)
+    def situation(situation_id: str, since: Since = None) -> SituationRecord:
+        if since is None:
+            with cursor() as c:
+                found = read_situations(c, situation_id)
+        else:
+            found = [s for s in map_of(since)[0] if s.situation_id == situation_id]
         if not found:
             raise HTTPException(404, f"no situation {situation_id!r} in the failure map")
         return found[0]
 
-    @app.get(f"{PREFIX}/map/cells", response_model=list[CellRecord],
+    @app.get(f"{PREFIX}/map/cells", response_model=list[CellRecord], responses=_errors(404),
              summary="The pair cells behind the situations (as `map --cells --json --all`)")
-    def cells() -> list[CellRecord]:
+    def cells(since: Since = None) -> list[CellRecord]:
+        return map_of(since, with_cells=True)[1]
+
+    @app.get(f"{PREFIX}/versions", response_model=list[VersionOut],
+             summary="Model versions in the order they first appeared, with their counts "
+                     "(what `since` may name)")
+    def versions() -> list[VersionOut]:
         with cursor() as c:
-            return read_cells(c)
+            rows = c.execute(load_sql("processor", "versions.sql")).fetchall()
+        return [VersionOut(version=v, first_seen_unix_nano=int(first), conversations=int(n),
+                           graded=int(graded)) for v, first, n, graded in rows]
 
     @app.post(f"{PREFIX}/process", response_model=ProcessSummary, responses=_errors(500),
               summary="Process new spans into conversations and the map now "
@@ -240,7 +273,8 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             return read_conversations(c, outcome=outcome, version=version, tool=tool,
                                       situation=situation, limit=limit)
 
-    @app.get(f"{PREFIX}/conversations/{{conversation_id}}", response_model=ConversationRecord,
+    @app.get(f"{PREFIX}/conversations/{{conversation_id:path}}",
+             response_model=ConversationRecord,
              responses=_errors(404),
              summary="One conversation with its transcript")
     def conversation(conversation_id: str) -> ConversationRecord:
@@ -267,7 +301,8 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             raise HTTPException(409, str(exc)) from None
         return job_out(job)
 
-    @app.get(f"{PREFIX}/runs/{{run_id}}", responses=_errors(404), summary="One run's stored record")
+    @app.get(f"{PREFIX}/runs/{{run_id:path}}", responses=_errors(404),
+             summary="One run's stored record")
     def run(run_id: str) -> Any:
         from generator.rollout_store import latest_record
 
@@ -318,7 +353,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             raise HTTPException(409, f"{out} is a file; give a folder to write into")
         return export_out(jobs.start_export(body.format, out, ExportOptions(
             loss_mask=body.loss_mask, seed=body.seed,
-            allow_length_bias=body.allow_length_bias)))
+            allow_length_bias=body.allow_length_bias, redact=settings.redact)))
 
     @app.get(f"{PREFIX}/exports/{{export_id}}", response_model=ExportJobOut,
              responses=_errors(404), summary="One export with its data card once landed")
@@ -343,7 +378,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             details = [find_rollout(c, row.rollout_id) for row in rows]
         return [d.to_json() for d in details if d is not None]
 
-    @app.get(f"{PREFIX}/rollouts/{{rollout_id}}", responses=_errors(404),
+    @app.get(f"{PREFIX}/rollouts/{{rollout_id:path}}", responses=_errors(404),
              summary="One rollout in full")
     def rollout(rollout_id: str) -> dict[str, Any]:
         from generator.rollout_views import find_rollout
@@ -366,6 +401,29 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
                          body.note)]
         stored = store_labels(store, rows, Path("api"))
         return LabelsStored(stored=stored, unknown=unknown_targets(store, rows))
+
+    @app.get(f"{PREFIX}/judges", summary="Graders measured against human labels on "
+                                         "rollouts (as `judges --json`)")
+    def judges() -> list[dict[str, Any]]:
+        from generator.judges import judge_report
+
+        with cursor() as c:
+            return [asdict(report) for report in judge_report(c)]
+
+    @app.post(f"{PREFIX}/split", responses=_errors(400),
+              summary="Hold out situations for evaluation (as `split --json`); the split is "
+                      "stored")
+    def split(body: SplitIn) -> dict[str, Any]:
+        from generator.errors import GeneratorError
+        from generator.split import SplitOptions, split_store
+
+        try:
+            with cursor() as c:
+                report = split_store(c, SplitOptions(held_out=body.held_out, seed=body.seed,
+                                                     reset=body.reset))
+        except GeneratorError as exc:
+            raise HTTPException(400, str(exc)) from None
+        return report.to_json()
 
     @app.exception_handler(StarletteHTTPException)
     async def _error(_: Any, exc: StarletteHTTPException) -> JSONResponse:

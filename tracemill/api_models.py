@@ -25,7 +25,8 @@ from processor.report import TraceReport
 from tracemill.errors import TracemillError
 
 __all__ = ["ErrorBody", "ExportJobOut", "GenerationJobOut", "LabelIn", "LabelsStored",
-           "ReportOut", "ScheduledJobOut", "StartExport", "StartRun", "Status"]
+           "ReportOut", "ScheduledJobOut", "SplitIn", "StartExport", "StartRun", "Status",
+           "VersionOut"]
 
 
 class ScheduledJobOut(BaseModel):
@@ -160,3 +161,24 @@ class LabelsStored(BaseModel):
 
     stored: int = Field(description="Labels stored.")
     unknown: list[str] = Field(description="Targets that name nothing processed yet.")
+
+
+class VersionOut(BaseModel):
+    """One model version of the processed conversations."""
+
+    version: str | None = Field(description="The model version (None: conversations that "
+                                            "name none).")
+    first_seen_unix_nano: int = Field(description="Start of its first conversation.")
+    conversations: int = Field(description="Its conversations.")
+    graded: int = Field(description="Of them, graded ones.")
+
+
+class SplitIn(BaseModel):
+    """How to draw the held-out side (the options of `tracemill split`)."""
+
+    held_out: float = Field(default=0.2, gt=0, lt=1,
+                            description="Share of situations held out (between 0 and 1).")
+    seed: int = Field(default=0, ge=-(2**63), lt=2**63,
+                      description="Seed of the draw (a 64-bit integer).")
+    reset: bool = Field(default=False, description="Forget the stored split and draw a "
+                                                   "new one.")

@@ -97,6 +97,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     from generator.schedule import ServiceJobs
     from processor.map_records import map_answer_json
     from tracemill.api import ApiServer, build_app, check_api_exposure
+    from tracemill.page import PAGE_PATH
     from tracemill.store import open_configured
 
     check_exposure(settings)
@@ -134,6 +135,8 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     jobs.start()
     print(f"tracemill admin API: http://{api.address}/api/v1 (OpenAPI document at "
           "/api/v1/openapi.json)", flush=True)
+    print(f"tracemill page: open http://{api.address}{PAGE_PATH} in a browser (the failure "
+          "map, versions, runs, reports)", flush=True)
     try:
         asyncio.run(run_forever(collector, bound))
     finally:

@@ -16,6 +16,7 @@ import re
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -32,6 +33,8 @@ pytestmark = pytest.mark.integration
 TOKEN = "admin-token-4d1f"
 INGEST = "ingest-token-9a7c"
 ORDER_ID = re.compile(r"A-\d{5}")
+SLASHED = "team-7/session 3?x=1#a%2F"
+"""A conversation id with the characters a URL path treats specially."""
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str],
@@ -98,6 +101,10 @@ def _reads(situation: str, conversation: str, rollout: str, run_id: str,
         "rollout-text": ["rollouts", "show", rollout],
         "stats": ["stats", "--json"],
         "export": ["export", "--format", "sft", "--out", str(out / "sft")],
+        "judges": ["judges", "--json"],
+        "judges-text": ["judges"],
+        "split": ["split", "--json"],
+        "split-text": ["split"],
     }
 
 
@@ -166,6 +173,18 @@ def test_every_command_goes_through_the_service_with_the_same_output(
         code, out, err = _cli(["process"], capsys, environ)
         assert code == 0 and "failure map:" in out, err
 
+        # split through the service: the new run's situations are placed now, so that the
+        # reads below (through the service, then offline) find the same stored split
+        code, out, err = _cli(["split", "--json"], capsys, environ)
+        assert code == 0, err
+        assert json.loads(out)["situations"] == json.loads(out)["held_out"] + json.loads(
+            out)["train"] > 0
+        # eval does not go through the service: one line saying what to do, exit 3
+        code, out, err = _cli(["eval", "--agent", "offline"], capsys, environ)
+        assert code == 3 and out == ""
+        assert len(err.strip().splitlines()) == 1
+        assert f"kill -TERM {service.pid}" in err and "tracemill eval: error:" in err
+
         situations = client.get(service.url("/map")).json()
         conversation = next(c["conversation_id"] for c in client.get(
             service.url("/conversations"), params={"outcome": "fail", "limit": 200}).json()
@@ -223,6 +242,10 @@ def test_every_command_goes_through_the_service_with_the_same_output(
     assert offline["unknown-version"][0] == 2
     assert offline["unknown-version"][2] == through["unknown-version"][2]
     assert offline["regression"][0] in (0, 1) and offline["report"][0] == 0
+    # the late human label on the first rollout measured the run's grader
+    judged = json.loads(offline["judges"][1])
+    assert judged and sum(j["agreement"]["n"] for j in judged) >= 1
+    assert json.loads(offline["split"][1])["newly_placed"] == 0
 
     # the service's log holds no token and no message content
     contents = [json.loads(line)["first_ask"]
@@ -304,6 +327,7 @@ def test_ingest_keeps_going_while_the_cli_reads(db: Path, tmp_path: Path,
                            log_file=tmp_path / "serve.log")
     try:
         spans = [genai_span(f"invoke_agent {i}", conversation=f"fresh-{i}") for i in range(3)]
+        spans.append(genai_span("invoke_agent 3", conversation=SLASHED))
         sent = httpx.post(f"http://{service.http}/v1/traces",
                           content=trace_request(spans).SerializeToString(),
                           headers={"content-type": "application/x-protobuf"})
@@ -312,5 +336,16 @@ def test_ingest_keeps_going_while_the_cli_reads(db: Path, tmp_path: Path,
                               {"TRACEMILL_DB": str(db)})
         assert code == 0, err
         assert json.loads(out)["conversation_id"] == "fresh-1"
+        # an id with "/" (and "?", "#", "%", a space) in one path segment, percent-encoded
+        code, out, err = _cli(["conversations", "show", SLASHED, "--json"], capsys,
+                              {"TRACEMILL_DB": str(db)})
+        assert code == 0, err
+        assert json.loads(out)["conversation_id"] == SLASHED
+        answer = httpx.get(service.url("/conversations/" + quote(SLASHED, safe="")))
+        assert answer.status_code == 200 and answer.json()["conversation_id"] == SLASHED
+        missing = httpx.get(service.url("/conversations/" + quote("team/nobody", safe="")))
+        assert missing.status_code == 404 and "team/nobody" in missing.json()["error"]
+        assert httpx.get(service.url("/rollouts/run%2Fx:0")).status_code == 404
+        assert httpx.get(service.url("/map/situations/s%2Fx")).status_code == 404
     finally:
         service.stop()

@@ -296,3 +296,17 @@ def test_schedule_settings_are_validated_and_the_api_sits_next_to_otlp_http() ->
     assert load_settings({"http_address": "0.0.0.0:9000"}, {}).api_address == "127.0.0.1:9001"
     assert load_settings({"http_address": "127.0.0.1:0", "api_address": "127.0.0.1:7"},
                          {}).api_address == "127.0.0.1:7"
+
+
+def test_serve_prints_where_the_admin_api_and_the_page_are(db: Path, tmp_path: Path) -> None:
+    with serving(db, tmp_path) as service:
+        assert service.process.stdout is not None
+        printed = [service.process.stdout.readline().strip() for _ in range(2)]
+        page = f"http://{service.api}/ui/"
+        assert printed == [
+            f"tracemill admin API: http://{service.api}/api/v1 (OpenAPI document at "
+            "/api/v1/openapi.json)",
+            f"tracemill page: open {page} in a browser (the failure map, versions, runs, "
+            "reports)"]
+        answer = httpx.get(page)
+        assert answer.status_code == 200 and "<title>tracemill</title>" in answer.text

@@ -28,6 +28,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from playwright.sync_api import BrowserContext, Page, Playwright, sync_playwright
 
 from processor.run import ProcessOptions, process
+from tests.api.older_stream import older_stream
 from tests.support.otlp import kv, trace_request
 from tests.support.pipeline import store_requests
 from tests.support.synthetic import production_stream
@@ -40,6 +41,8 @@ HOSTILE = ('<script>window.__pwned = "script"</script><img src=x '
 """A user message that would run script if the page put data into HTML."""
 HOSTILE_ID = "conv-<img src=x onerror=window.__pwned=1>"
 """A conversation id that is itself markup."""
+SLASHED_ID = "team-7/session 3?x=1#a%2F"
+"""A conversation id with the characters a URL treats specially ("/" above all)."""
 TOKEN = "page-admin-token-42"
 ARTIFACTS = Path(os.environ.get("TRACEMILL_TEST_ARTIFACTS")
                  or Path(__file__).resolve().parents[1] / "artifacts") / "screenshots"
@@ -47,17 +50,19 @@ _ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
-def _hostile_request() -> bytes:
+def _hostile_request(conversation: str = HOSTILE_ID, text: str = HOSTILE,
+                     first: int = 0) -> bytes:
     """One chat span of a conversation whose user and agent text are HTML."""
-    messages = json.dumps([{"role": "user", "parts": [{"type": "text", "content": HOSTILE}]}])
+    messages = json.dumps([{"role": "user", "parts": [{"type": "text", "content": text}]}])
     reply = json.dumps([{"role": "assistant", "parts": [
         {"type": "text", "content": "Sure: <a href=\"javascript:alert(1)\">click</a>"}]}])
-    span = Span(trace_id=bytes(range(16)), span_id=bytes(range(8)), name="chat gpt-4o",
+    span = Span(trace_id=bytes(range(first, first + 16)),
+                span_id=bytes(range(first, first + 8)), name="chat gpt-4o",
                 kind=Span.SPAN_KIND_CLIENT, start_time_unix_nano=1_750_100_000_000_000_000,
                 end_time_unix_nano=1_750_100_001_000_000_000)
     span.attributes.extend([
         kv("gen_ai.operation.name", "chat"), kv("gen_ai.request.model", "gpt-4o"),
-        kv("gen_ai.conversation.id", HOSTILE_ID), kv("gen_ai.input.messages", messages),
+        kv("gen_ai.conversation.id", conversation), kv("gen_ai.input.messages", messages),
         kv("gen_ai.output.messages", reply)])
     request = trace_request([span], service="web-test-bot")
     request.resource_spans[0].resource.attributes.append(kv("service.version", "v2"))
@@ -66,10 +71,13 @@ def _hostile_request() -> bytes:
 
 @pytest.fixture(scope="session")
 def web_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A closed store with a failure map (two versions) and one offline generation run."""
+    """A closed store with a failure map (v2 against v1; two older versions, v0 and v0.5,
+    to compare with by choice) and one offline generation run."""
     db = tmp_path_factory.mktemp("web") / "tracemill.duckdb"
     stream = production_stream(seed=11, conversations_per_version=400)
-    store_requests(db, [*stream.requests, _hostile_request()])
+    store_requests(db, [*older_stream(13, ("v0", "v0.5"), stream.requests), *stream.requests,
+                        _hostile_request(),
+                        _hostile_request(SLASHED_ID, "Where is my parcel?", first=100)])
     store = open_store(db)
     try:
         process(store, ProcessOptions())

@@ -8,6 +8,7 @@ every page are kept (see conftest). Hostile conversation text must render as tex
 from __future__ import annotations
 
 import json
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import httpx
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.web.conftest import HOSTILE, HOSTILE_ID, TOKEN, Service, screenshot
+from tests.web.conftest import HOSTILE, HOSTILE_ID, SLASHED_ID, TOKEN, Service, screenshot
+from tracemill.page import MODULES
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -318,9 +320,17 @@ def test_page_files_are_public_strictly_typed_and_outside_the_api(guarded: Servi
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy
     assert "connect-src 'self'" in policy and "frame-ancestors 'none'" in policy
     assert index.headers["x-content-type-options"] == "nosniff"
-    script = httpx.get(guarded.page_url + "app.js")
-    assert script.headers["content-type"].startswith("text/javascript")
-    assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
+    assert '<script type="module" src="app.js">' in index.text
+    imported: set[str] = set()
+    for name in MODULES:  # ES modules, each served, none writing HTML
+        script = httpx.get(guarded.page_url + name)
+        assert script.status_code == 200, name
+        assert script.headers["content-type"].startswith("text/javascript")
+        assert "innerHTML" not in script.text and "insertAdjacentHTML" not in script.text
+        assert "eval(" not in script.text and "new Function" not in script.text
+        assert len(script.text.splitlines()) <= 500, f"{name}: split it"
+        imported |= set(re.findall(r'from "\./([\w.]+\.js)"', script.text))
+    assert imported == set(MODULES) - {"app.js"}, "every module is imported, none missing"
     assert httpx.get(guarded.page_url + "secrets.json").status_code == 404
     assert httpx.get(guarded.page_url + "..%2Fapi.py").status_code == 404
     spec = httpx.get(guarded.base + "/api/v1/openapi.json",
@@ -344,3 +354,64 @@ def test_a_fresh_service_shows_empty_states_not_errors(tmp_path: Path, page: Pag
         screenshot(page, "empty-report")
     finally:
         service.stop()
+
+
+def test_the_map_compares_the_latest_with_a_chosen_version(service: Service,
+                                                          page: Page) -> None:
+    versions = [v["version"] for v in service.get("/versions")]
+    assert versions[-2:] == ["v1", "v2"] and {"v0", "v0.5"} <= set(versions)
+    page.goto(service.page_url + "#/map")
+    page.wait_for_selector("#heatmap tbody tr")
+    # the stored map: v2 against the version before it
+    assert "v2 compared with v1" in page.locator(".pagehead").inner_text()
+    choices = page.eval_on_selector_all('select[data-filter="since"] option',
+                                        "els => els.map(e => e.value)")
+    assert choices == ["", *versions[:-2]]  # the version before the latest is the default
+
+    page.select_option('select[data-filter="since"]', "v0")
+    page.wait_for_url("**/ui/#/map?since=v0")
+    expected = service.get("/map", since="v0")
+    _wait_for(lambda: _data(page, "#heatmap tbody tr", "situation")
+              == [s["situation_id"] for s in expected], 30, "the map against v0")
+    assert "v2 compared with v0" in page.locator(".pagehead").inner_text()
+    assert set(_data(page, "#heatmap a.cell", "version")) <= {"v0", "v2"}
+    assert "v0" in _data(page, "#heatmap a.cell", "version")
+    for s in expected:
+        if s["previous"]["graded"]:
+            cell = page.locator(f'#heatmap a.cell[data-situation="{s["situation_id"]}"]'
+                                '[data-version="v0"] .n')
+            assert cell.inner_text() == f"{s['previous']['failed']}/{s['previous']['graded']}"
+    # the stored map is what the API still answers without since
+    assert {s["previous"]["version"] for s in service.get("/map")} == {"v1"}
+    screenshot(page, "map-since")
+
+    # a situation opened from this map keeps the comparison
+    target = expected[0]
+    page.click(f'#heatmap tr[data-situation="{target["situation_id"]}"] th a')
+    page.wait_for_selector("#production")
+    assert page.url.endswith(f"#/situation/{target['situation_id']}?since=v0")
+    assert page.locator(".reason").inner_text() == target["reason"]
+    assert "latest vs v0" in page.locator("nav.crumbs").inner_text()
+    assert any("v0" in text for text in _texts(page, ".period .muted.small"))
+    page.click("nav.crumbs a")
+    page.wait_for_url("**/ui/#/map?since=v0")
+
+
+def test_an_id_with_a_slash_opens_from_its_link(service: Service, page: Page) -> None:
+    shown = service.get("/conversations/" + quote(SLASHED_ID, safe=""))
+    assert shown["conversation_id"] == SLASHED_ID
+    page.goto(service.page_url + "#/conversation/" + quote(SLASHED_ID, safe=""))
+    expect(page.locator("h1 code")).to_have_text(SLASHED_ID)
+    assert _texts(page, ".msg.user .text") == ["Where is my parcel?"]
+    # the page's own link to it encodes the id as one segment, and opens it again
+    href = page.locator("a.permalink").get_attribute("href")
+    assert href == "#/conversation/" + quote(SLASHED_ID, safe="")
+    page.goto(service.page_url + "#/map")
+    page.wait_for_selector("#heatmap")
+    page.goto(service.page_url + href)
+    expect(page.locator("h1 code")).to_have_text(SLASHED_ID)
+    # an id typed with a raw "/" opens too
+    page.goto(service.page_url + "#/conversation/" + SLASHED_ID.replace("?", "%3F")
+              .replace("#", "%23").replace("%2F", "%252F"))
+    expect(page.locator("h1 code")).to_have_text(SLASHED_ID)
+    screenshot(page, "conversation-with-slash")

@@ -1,4 +1,4 @@
-"""The web page of ``tracemill serve``: plain HTML, CSS and JavaScript, no build step.
+"""The web page of ``tracemill serve``: plain HTML, CSS and JavaScript modules, no build step.
 
 The admin API's process serves it at ``/ui/`` (``/`` redirects there). The files hold no
 data, so they are served without the admin token; everything the page shows it fetches
@@ -20,14 +20,19 @@ from fastapi import FastAPI
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-__all__ = ["PAGE_PATH", "mount"]
+__all__ = ["MODULES", "PAGE_PATH", "mount"]
 
 PAGE_PATH = "/ui/"
 """Where the page lives on the admin API's port."""
 
+MODULES = ("app.js", "api.js", "page.js", "dom.js", "format.js", "transcript.js", "map.js",
+           "situation.js", "compare.js", "runs.js", "reports.js")
+"""The page's JavaScript: ES modules loaded by the browser (``app.js`` is the entry and
+imports the rest), no bundler and no build step."""
+
 _FILES = {
     "index.html": "text/html; charset=utf-8",
-    "app.js": "text/javascript; charset=utf-8",
+    **{name: "text/javascript; charset=utf-8" for name in MODULES},
     "style.css": "text/css; charset=utf-8",
     "favicon.svg": "image/svg+xml",
 }
