@@ -36,6 +36,7 @@ error_type         ``error.type``; else ``exception.type`` of the first ``except
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -46,6 +47,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from collector import native
 from collector.errors import InvalidRequest
 from collector.values import attributes_to_json, value_to_json
 from collector.wire import StreamedRequest, stream_logs, stream_traces
@@ -53,6 +55,13 @@ from collector.wire import StreamedRequest, stream_logs, stream_traces
 Signal = Literal["traces", "logs"]
 MAX_EXPLAINED = 10
 """Rejected items explained one by one in partial_success; the rest are counted."""
+
+COMPILED = native.AVAILABLE
+"""Whether spans are checked and decoded by the compiled decoder (collector/native.py);
+each function below takes ``compiled=`` to choose a path explicitly (the tests compare them)."""
+MAX_CHUNK_BYTES = 64 * 1024 * 1024
+"""About the most column bytes one chunk of the compiled decoder holds (a few huge spans
+make a chunk long before it has max_rows rows)."""
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
@@ -181,16 +190,18 @@ def _text(value: Any) -> str | None:
 def _integer(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str):
+    if isinstance(value, float):
+        value = int(value) if value.is_integer() else None
+    elif isinstance(value, str):
         try:
-            return int(value)
+            value = int(value)
         except ValueError:
             return None
-    return None
+    # a count beyond int64 is no count (the column is BIGINT)
+    return value if isinstance(value, int) and _INT64_MIN <= value <= _INT64_MAX else None
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def _promote(attrs: dict[str, Any]) -> list[Any]:
@@ -262,14 +273,20 @@ NOTHING_REFUSED = RequestCheck(0, 0, ())
 """No item left out before the request reached the intake."""
 
 
-def check_request(signal: Signal, payload: bytes) -> RequestCheck:
+def check_request(signal: Signal, payload: bytes, *, compiled: bool = COMPILED) -> RequestCheck:
     """Parse a request and check every item's ids, without decoding attributes.
 
     The decoders apply the same checks, so what is acknowledged as rejected here is
-    exactly what they leave out. Raises InvalidRequest for bytes that do not parse.
+    exactly what they leave out. Raises InvalidRequest for bytes that do not parse. The
+    compiled check builds nothing, so its memory does not grow with the request.
     """
     received = rejected = 0
     problems: list[str] = []
+    if signal == "traces" and compiled:
+        try:
+            return RequestCheck(*native.check_traces(payload))
+        except native.MalformedRequest as exc:
+            raise InvalidRequest(_not_traces(str(exc))) from None
     if signal == "traces":
         traces = _parse_traces(payload)
         for r_index, resource_spans in enumerate(traces.resource_spans):
@@ -302,11 +319,13 @@ def _parse_traces(payload: bytes) -> ExportTraceServiceRequest:
     try:
         request.ParseFromString(payload)
     except DecodeError as exc:
-        raise InvalidRequest(
-            f"the body is not a valid protobuf ExportTraceServiceRequest ({exc}); send "
-            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
-        ) from None
+        raise InvalidRequest(_not_traces(str(exc))) from None
     return request
+
+
+def _not_traces(reason: str) -> str:
+    return (f"the body is not a valid protobuf ExportTraceServiceRequest ({reason}); send "
+            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json")
 
 
 def _parse_logs(payload: bytes) -> ExportLogsServiceRequest:
@@ -349,12 +368,28 @@ def _rejection_message(received: int, rejected: int, problems: tuple[str, ...]) 
     return f"{rejected} of {received} rejected: {text}"
 
 
-def decode_traces(payload: bytes, received_unix_nano: int) -> DecodedBatch:
+def decode_traces(payload: bytes, received_unix_nano: int, *,
+                  compiled: bool = COMPILED) -> DecodedBatch:
     """Parse an ExportTraceServiceRequest and turn its valid spans into rows.
 
     Raises InvalidRequest when the bytes are not a protobuf ExportTraceServiceRequest.
     """
+    if compiled:
+        return next(_compiled_chunks(payload, received_unix_nano, sys.maxsize, sys.maxsize))
     return next(_trace_chunks(payload, received_unix_nano, None))
+
+
+def _compiled_chunks(payload: bytes, received_unix_nano: int, max_rows: int,
+                     max_bytes: int) -> Iterator[DecodedBatch]:
+    try:
+        for chunk in native.trace_chunks(
+                payload, received_unix_nano, schema=SPAN_SCHEMA,
+                promoted=tuple(_PROMOTED_SOURCES.values()), invocation_model=_invocation_model,
+                max_rows=max_rows, max_bytes=max_bytes):
+            yield DecodedBatch("traces", chunk.rows, chunk.received, chunk.rejected,
+                               chunk.problems, chunk.payload_bytes, received_unix_nano)
+    except native.MalformedRequest as exc:
+        raise InvalidRequest(_not_traces(str(exc))) from None
 
 
 def _trace_chunks(payload: bytes, received_unix_nano: int,
@@ -529,20 +564,23 @@ def _log_chunks(payload: bytes, received_unix_nano: int,
                        tuple(problems), payload_bytes, received_unix_nano)
 
 
-def decode(signal: Signal, payload: bytes, received_unix_nano: int) -> DecodedBatch:
+def decode(signal: Signal, payload: bytes, received_unix_nano: int, *,
+           compiled: bool = COMPILED) -> DecodedBatch:
     """Decode a request of either signal."""
     if signal == "traces":
-        return decode_traces(payload, received_unix_nano)
+        return decode_traces(payload, received_unix_nano, compiled=compiled)
     return decode_logs(payload, received_unix_nano)
 
 
 def decode_chunks(signal: Signal, payload: bytes, received_unix_nano: int,
-                  max_rows: int) -> Iterator[DecodedBatch]:
+                  max_rows: int, *, compiled: bool = COMPILED) -> Iterator[DecodedBatch]:
     """Decode a request of either signal as batches of at most ``max_rows`` rows.
 
     Memory then grows with the chunk, not with the request: one legal 64 MiB request can
     hold 1.6M minimal spans. The chunks' counts add up to :func:`decode`'s.
     """
+    if signal == "traces" and compiled:
+        return _compiled_chunks(payload, received_unix_nano, max_rows, MAX_CHUNK_BYTES)
     if signal == "traces":
         return _trace_chunks(payload, received_unix_nano, max_rows)
     return _log_chunks(payload, received_unix_nano, max_rows)

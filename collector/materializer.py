@@ -34,7 +34,11 @@ log = logging.getLogger("tracemill.collector.materializer")
 
 _INSERTS = {"traces": ("insert_spans.sql", "start_time_unix_nano"),
             "logs": ("insert_log_records.sql", "time_unix_nano")}
-_MAX_GROUP_BYTES = 64 * 1024 * 1024
+_MAX_GROUP_BYTES = 512 * 1024 * 1024
+"""Spool bytes one commit may cover: max_commit_items is the limit that counts (requests
+are decoded a few at a time, so a group's size does not set the memory it takes)."""
+_DECODE_AHEAD = 4
+"""Requests decoded ahead of the insert (their rows wait in memory)."""
 
 
 def _decode_entry(entry: SpoolEntry) -> DecodedBatch:
@@ -78,7 +82,14 @@ class DecodePool:
 class _Group:
     entries: list[SpoolEntry]
     futures: list[Future[DecodedBatch] | None]
-    """Decoding under way per entry; None for a large request, decoded here in chunks."""
+    """Decoding under way for the first entries (a window of _DECODE_AHEAD, moved on as
+    batches are inserted); None for a large request, decoded here in chunks."""
+
+    def cancel(self) -> None:
+        """Drop the decoding not yet started (the group will be read again)."""
+        for future in self.futures:
+            if future is not None:
+                future.cancel()
 
 
 class Materializer:
@@ -182,9 +193,8 @@ class Materializer:
             following = self._next_group(end)
         if self._commit(cursor, group):
             return following
-        for future in (following.futures if following else []):
-            if future is not None:
-                future.cancel()
+        if following is not None:
+            following.cancel()
         self._stop.wait(1.0)
         return None
 
@@ -214,12 +224,21 @@ class Materializer:
 
     def _next_group(self, position: int) -> _Group:
         entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
-        return _Group(entries, [None if entry.items > self._max_items
-                                else self._decoders.submit(entry) for entry in entries])
+        group = _Group(entries, [])
+        self._decode_ahead(group, _DECODE_AHEAD)
+        return group
+
+    def _decode_ahead(self, group: _Group, upto: int) -> None:
+        """Start decoding the group's entries before index ``upto``."""
+        for entry in group.entries[len(group.futures):upto]:
+            group.futures.append(None if entry.items > self._max_items
+                                 else self._decoders.submit(entry))
 
     def _batches(self, group: _Group) -> Iterator[DecodedBatch]:
         """The group's batches in spool order; a large request in chunks of max items."""
-        for entry, future in zip(group.entries, group.futures, strict=True):
+        for index, entry in enumerate(group.entries):
+            self._decode_ahead(group, index + 1 + _DECODE_AHEAD)
+            future = group.futures[index]
             if future is not None:
                 yield future.result()
             else:
@@ -228,16 +247,14 @@ class Materializer:
 
     def _commit(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> bool:
         try:
-            for future in group.futures:
-                if future is not None:
-                    future.result()
+            self._store_group(cursor, group)
         except BrokenProcessPool:
             log.error("a decode worker died; starting new workers and decoding again")
+            group.cancel()
             self._decoders.restart()
             return False
-        try:
-            self._store_group(cursor, group)
         except duckdb.Error as exc:
+            group.cancel()
             self._failed(exc)
             return False
         if self.failing is not None:

@@ -6,8 +6,10 @@ spool lives beside the store as ``<db>.spool/``.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
+from collector import native
 from collector.intake import Intake
 from collector.materializer import DecodePool, Materializer
 from collector.metrics import Metrics
@@ -15,6 +17,8 @@ from collector.spool import Spool
 from collector.writer import SpoolWriter
 from tracemill.config import Settings
 from tracemill.store import Store
+
+log = logging.getLogger("tracemill.collector.pipeline")
 
 
 def spool_folder(db: Path) -> Path:
@@ -41,6 +45,9 @@ class Pipeline:
 
     def start(self) -> None:
         """Start the decode workers and both threads."""
+        if not native.AVAILABLE:
+            # a slower collector, not a different one: the rows are the same
+            log.warning(native.MISSING_HINT)
         self.decoders.warm_up()
         self.writer.start()
         self.materializer.start()
