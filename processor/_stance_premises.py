@@ -70,6 +70,13 @@ MISTAKEN = (
         wasn'?t\ it|don'?t\ you|doesn'?t\ it|didn'?t\ you|can'?t\ i|won'?t\ it|
         weren'?t\ they|haven'?t\ you)\s*\?|\bright\?\s*(?:\w|$)"""),
     family("mistaken", "told_promised", 1.25, r"""
+        \bthe\s+(?:agent|rep|representative|person|guy|lady|woman|man|assistant|operator|
+        advisor|adviser|staff)\s+(?:i\s+(?:spoke|talked|chatted)\s+(?:to|with)\s+)?
+        (?:(?:last|this|on|yesterday|earlier|before|at|in|over)\s+(?:\w+\s+){0,2}?)?
+        (?:said|told\ me|promised|assured\ me|guaranteed|confirmed)\b[^.?!]{0,60}?
+        \b(?:would|will|is|was|are|were|can|could|had|has)\b""",
+            cues="said told promised assured guaranteed confirmed"),
+    family("mistaken", "told_promised", 1.25, r"""
         \bmy\s+(?:\w+\s+)?(?:bank|friend|colleague|agent|neighbou?r|doctor|lawyer|mechanic|
         brother|sister|mum|mom|dad|wife|husband|accountant|broker|landlord|boss|cousin)\s+
         (?:told\ me|said|says|assured\ me|promised)\b""", cues="told said says assured promised"),
@@ -148,6 +155,21 @@ CONFLICTING = (
         (?:\w+\s+){0,2}?(?:running|working|active)\b)\b""",
             cues="keep still continue remain stay lock retain leave lose losing same calls use "
                  "increase raise extend running working active"),
+    family("conflicting", "end_but_need", 1.25, r"""
+        \b(?:cancel|close|suspend|terminate|deactivate|disable|remove|delete|turn\ off|
+        switch\ off|shut\ off|stop)\b[^?!]{0,90}?
+        \b(?:keep|still)\s+(?:need(?:ing)?\s+|want(?:ing)?\s+|(?:to\s+)?us(?:e|ing)\s+|
+        (?:to\s+)?(?:mak|tak|receiv|gett)(?:e|ing)\s+\w+\s+(?:on|with|from)\s+)(?:it|this|
+        that|them|the\ same\ (?:one|line|number|card|account|booking|flight|seat))\b""",
+            cues="keep still", needs="cancel close suspend terminate deactivate disable "
+                                     "remove delete turn switch shut stop"),
+    family("conflicting", "either_then_both", 1.25, r"""
+        \bor\b[^.?!]{0,80}?\b(?:but\s+)?(?:i\s+|we\s+)?(?:want|need|'?d\ like)\s+
+        (?:them\s+|it\s+)?both\b""", cues="both", needs="or"),
+    family("conflicting", "change_but_same", 1.25, r"""
+        \b(?:upgrade|add|switch|change|move|extend|book)\b[^.?!]{0,60}?\b(?:but|and)\s+keep\s+
+        (?:the\s+|my\s+)?(?:price|cost|fare|bill|rate|payment|charge)s?\s+(?:\w+\s+){0,2}?
+        (?:the\s+)?same\b""", cues="keep", needs="same"),
     family("conflicting", "but_keep", 1.25, r"""
         \b(?:cancel|close|end|terminate|stop)\b[^.?!]{0,60}?\b(?:and|but)\s+(?:also\s+)?
         (?:renew|reactivate|reopen|resume|extend)\b""",
@@ -186,7 +208,8 @@ CONFLICTING = (
         \b(?:private|only)\b[^.?!]{0,60}?\b(?:anyone|everyone|public)\b
         |\bpublic\b[^.?!]{0,60}?\b(?:only\ (?:i|me|we|us)|private|nobody|no\ one)\b
         |\bcheapest\b[^.?!]{0,60}?\b(?:fastest|best|premium|unlimited\ everything|top|biggest|
-        largest)\b|\b(?:fastest|best|premium|biggest|largest)\b[^.?!]{0,60}?\bcheapest\b
+        largest|first\ class|business\ class)\b
+        |\b(?:fastest|best|premium|biggest|largest)\b[^.?!]{0,60}?\bcheapest\b
         |\btogether\b[^.?!]{0,60}?\bseparately\b|\bseparately\b[^.?!]{0,60}?\btogether\b
         |\b(?:top|highest)\ floor\b[^.?!]{0,40}?\b(?:ground|bottom|lowest)\ floor\b
         |\b(?:ground|bottom|lowest)\ floor\b[^.?!]{0,40}?\b(?:top|highest)\ floor\b

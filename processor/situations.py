@@ -81,6 +81,21 @@ cell when, judged the same way, it has the same status: the axis along which the
 already cut names the other group. (Two groups that fail alike in both periods, or on
 two different axes, are not split by this rule: nothing in one period tells the axis.)
 
+**Read axes.** The stance of the first ask is *read* from free text by a classifier that
+is often wrong (``READ_AXES``); the other axes are taken from the calls and their results.
+A group defined on a read axis therefore shows as a core (the members read right) inside
+its parent cell (the situation without that coordinate), whose rest (the members read
+otherwise) fails the same way, only diluted. So after judging, a situation narrowed by
+one read coordinate is widened to its parent when (a) the rest of the parent, without the
+situation, without its siblings on that axis with the same status (the same group read
+as another value, ``user_stance=ordinary``) and without the situations judged before the
+parent, has the situation's status against the conversations outside the parent, at
+``ALPHA`` / the number of such situations (Bonferroni), and (b) the parent, judged with
+the others as above in place of the situation and those siblings, keeps that status.
+Where the rest of the parent fails no differently from elsewhere, or where a sibling on
+that axis has another status (the axis does tell two groups apart there, as in
+*Siblings*), the read coordinate names the group and stays.
+
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
 p < ``ALPHA`` (two-sided test, higher rate). ``min_support`` (default 10) graded
@@ -155,6 +170,11 @@ larger of the two."""
 SIBLING_SHARE = 0.5
 """Share of a superset's remaining failing members (in the period it fails) a sibling of
 the situation inside it must hold to name the remainder."""
+READ_AXES = ("user_stance",)
+"""Axes whose value is *read* from free text by a classifier that is often wrong (the
+stance of the first ask), unlike the axes taken from the calls and their results: a
+group defined on such an axis shows as a core (the members read right) inside a parent
+cell whose rest (the members read otherwise) fails the same way."""
 WEIGHTS = {"new": 3.0, "persistent": 2.0, "uncertain": 1.0, "fixed": 0.5}
 """Priority weight of each status."""
 
@@ -348,6 +368,53 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
                for _, other in kept):
             continue
         kept.append((item, mask))
+    judged_in_order = _widen(profiles, kept, totals, names, min_support)
+    situations = []
+    for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
+        coordinates = profiles.named(item.coordinates)
+        label = situation_label(coordinates)
+        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
+        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
+                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
+        inside = [situation_label(profiles.named(other.coordinates))
+                  for other, other_mask, _, _ in judged_in_order[:index]
+                  if int(profiles.n[mask & other_mask].sum())]
+        reason = verdict.reason
+        if judged != counts:
+            reason = f"without the conversations of {' and '.join(inside)}: {reason}"
+        (g_now, f_now), (g_before, f_before) = judged
+        rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
+            (f_before / g_before, g_before) if g_before else (0.0, 0))
+        priority = WEIGHTS[verdict.status] * rate * math.sqrt(graded)
+        (g_now, f_now), (g_before, f_before) = counts
+        situations.append(Situation(
+            situation_id=situation_id(label), label=label, coordinates=coordinates,
+            conversations=int(profiles.n[mask].sum()),
+            graded_latest=g_now, failed_latest=f_now, graded_previous=g_before,
+            failed_previous=f_before, interval_latest=wilson(f_now, g_now),
+            interval_previous=wilson(f_before, g_before),
+            baseline_latest=rest[1] / rest[0] if rest[0] else None,
+            baseline_previous=rest[3] / rest[2] if rest[2] else None,
+            difference=verdict.difference, p_value=verdict.p_value, compared=verdict.compared,
+            status=verdict.status, reason=reason, low_support=verdict.low_support,
+            priority=priority, budget_share=0.0,
+            cells=_cells(profiles, combos, mask)))
+    total = sum(s.priority for s in situations)
+    order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3}
+    situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority
+                               / total if total else 0.0}) for s in situations]
+    return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
+
+
+_Judged = tuple[Found, np.ndarray, _Verdict, list[tuple[int, int]]]
+"""A situation as judged: what names it, its mask, its verdict, its judged counts."""
+
+
+def _judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[_Judged]:
+    """Judge the collapsed situations, the smaller first (see *Supersets*, *Siblings*)."""
+    kept = list(kept)
     # the smaller first: a larger one is judged without the members of those inside it
     kept.sort(key=lambda pair: (int(profiles.n[pair[1]].sum()),
                                 profiles.named(pair[0].coordinates)))
@@ -397,41 +464,74 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
             if whole is not None and whole.status == verdict.status:
                 judged_in_order, verdict, judged = remaining, whole, whole_judged
         judged_in_order.append((item, mask, verdict, judged))
-    situations = []
-    for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
-        coordinates = profiles.named(item.coordinates)
-        label = situation_label(coordinates)
-        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
-        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
-                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
-        inside = [situation_label(profiles.named(other.coordinates))
-                  for other, other_mask, _, _ in judged_in_order[:index]
-                  if int(profiles.n[mask & other_mask].sum())]
-        reason = verdict.reason
-        if judged != counts:
-            reason = f"without the conversations of {' and '.join(inside)}: {reason}"
-        (g_now, f_now), (g_before, f_before) = judged
-        rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
-            (f_before / g_before, g_before) if g_before else (0.0, 0))
-        priority = WEIGHTS[verdict.status] * rate * math.sqrt(graded)
-        (g_now, f_now), (g_before, f_before) = counts
-        situations.append(Situation(
-            situation_id=situation_id(label), label=label, coordinates=coordinates,
-            conversations=int(profiles.n[mask].sum()),
-            graded_latest=g_now, failed_latest=f_now, graded_previous=g_before,
-            failed_previous=f_before, interval_latest=wilson(f_now, g_now),
-            interval_previous=wilson(f_before, g_before),
-            baseline_latest=rest[1] / rest[0] if rest[0] else None,
-            baseline_previous=rest[3] / rest[2] if rest[2] else None,
-            difference=verdict.difference, p_value=verdict.p_value, compared=verdict.compared,
-            status=verdict.status, reason=reason, low_support=verdict.low_support,
-            priority=priority, budget_share=0.0,
-            cells=_cells(profiles, combos, mask)))
-    total = sum(s.priority for s in situations)
-    order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3}
-    situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority
-                               / total if total else 0.0}) for s in situations]
-    return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
+    return judged_in_order
+
+
+def _widen(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
+           totals: Sequence[tuple[int, int]], names: PeriodNames,
+           min_support: int) -> list[_Judged]:
+    """The judged situations, those narrowed by a coordinate of a *read* axis
+    (:data:`READ_AXES`) widened to their parent cell when the rest of the parent fails the
+    same way (see *Read axes* in the module docstring)."""
+    read = {i for i, axis in enumerate(profiles.axes) if axis in READ_AXES}
+    current = list(kept)
+    judged = _judge_all(profiles, current, totals, names, min_support)
+
+    def narrowed(item: Found) -> bool:  # by exactly one read coordinate, with a parent
+        return len(item.coordinates) > 1 and \
+            sum(axis in read for axis, _ in item.coordinates) == 1
+
+    def key(item: Found) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted(item.coordinates))
+
+    # one test per such situation (Bonferroni over them)
+    tests = max(1, sum(narrowed(item) for item, _, _, _ in judged))
+    tried: set[tuple[tuple[int, int], ...]] = set()
+    while True:
+        candidate = next(((item, mask, verdict) for item, mask, verdict, _ in judged
+                          if narrowed(item) and key(item) not in tried), None)
+        if candidate is None:
+            return judged
+        item, mask, verdict = candidate
+        tried.add(key(item))
+        parent_coordinates = tuple(c for c in item.coordinates if c[0] not in read)
+        axis = next(a for a, _ in item.coordinates if a in read)
+        parent = profiles.mask(parent_coordinates)
+        size = int(profiles.n[parent].sum())
+        claimed = np.zeros(len(profiles.n), dtype=bool)
+        siblings = set()
+        telling = False
+        for other, other_mask, other_verdict, _ in judged:
+            if key(other) == key(item) or int(profiles.n[other_mask].sum()) >= size:
+                continue  # itself, or judged after the parent (not taken out of it)
+            extra = set(other.coordinates) - set(parent_coordinates)
+            if len(other.coordinates) == len(item.coordinates) and len(extra) == 1 and \
+                    next(iter(extra))[0] == axis:
+                if other_verdict.status == verdict.status:
+                    siblings.add(key(other))  # the same group, read as another value
+                    continue
+                telling = True  # the axis tells two groups apart in this parent
+            claimed |= other_mask
+        if telling:
+            continue
+        rest = parent & ~mask & ~claimed
+        counts = [profiles.counts(rest, p) for p in (LATEST, PREVIOUS)]
+        away = [profiles.counts(parent, p) for p in (LATEST, PREVIOUS)]
+        outside = (totals[0][0] - away[0][0], totals[0][1] - away[0][1],
+                   totals[1][0] - away[1][0], totals[1][1] - away[1][1])
+        remainder = _verdict((*counts[0], *counts[1]), outside, names, min_support,
+                             ALPHA / tests)
+        if remainder is None or remainder.status != verdict.status:
+            continue
+        gone = {key(item), *siblings}
+        trial = [(other, other_mask) for other, other_mask in current
+                 if key(other) not in gone and key(other) != tuple(sorted(parent_coordinates))]
+        trial.append((Found(parent_coordinates, item.excess), parent))
+        rejudged = _judge_all(profiles, trial, totals, names, min_support)
+        if any(key(other) == tuple(sorted(parent_coordinates))
+               and other_verdict.status == verdict.status
+               for other, _, other_verdict, _ in rejudged):
+            current, judged = trial, rejudged
 
 
 def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: _Verdict,

@@ -233,6 +233,42 @@ def test_a_fragment_of_a_group_read_through_a_noisy_axis_is_reported_whole(
     assert found.status == "new" and "without" not in found.reason
 
 
+def _read_partly(scenario: Scenario, rest_fails: tuple[int, int]) -> None:
+    """Background, plus a group on tool=cancel new in v2 whose stance reads ``unsure``
+    for 15 of its 38 members; the other 23 read ordinary and fail ``rest_fails`` (v2)."""
+    for version, seed in (("v1", 11), ("v2", 12)):
+        scenario.background(version, 1400, 0.09, seed, tool=("lookup", "refund", "update"),
+                            user_stance=("ordinary", "hurried", "unsure"))
+        scenario.background(version, 90, 0.09, seed + 10, tool=("cancel",),
+                            user_stance=("ordinary", "hurried"))
+    scenario.add("v1", 1, 14, tool="cancel", user_stance="unsure")
+    scenario.add("v1", 1, 22, tool="cancel", user_stance="ordinary")
+    scenario.add("v2", 11, 4, tool="cancel", user_stance="unsure")
+    scenario.add("v2", *rest_fails, tool="cancel", user_stance="ordinary")
+
+
+def test_a_group_read_right_for_a_few_members_is_widened_to_its_parent(store: Store) -> None:
+    # the pair with the stance stands out and is all discovery names; the rest of
+    # tool=cancel (its members read otherwise, diluted by the tool's background) fails
+    # the same way: the stance is a reading of part of the group, tool=cancel is the group
+    scenario = Scenario()
+    _read_partly(scenario, (9, 14))
+    situations = _run(store, scenario)
+
+    assert "tool=cancel & user_stance=unsure" not in situations
+    assert situations["tool=cancel"].status == "new"
+
+
+def test_a_group_the_stance_does_name_is_not_widened(store: Store) -> None:
+    # the same, but the members reading ordinary fail like everyone else: the stance names it
+    scenario = Scenario()
+    _read_partly(scenario, (2, 21))
+    situations = _run(store, scenario)
+
+    assert "tool=cancel" not in situations
+    assert situations["tool=cancel & user_stance=unsure"].status == "new"
+
+
 def test_a_broad_cell_holding_two_groups_is_reported_as_the_two(store: Store) -> None:
     # already_acted_on holds two stance groups that fail at the same rate in v1: frustrated
     # (failing in v2 too) and unsure (fixed in v2), plus members whose stance reads hurried.

@@ -609,6 +609,20 @@ STANCED = [
      'conflicting'),
     ('Give me the vegetarian option with extra bacon.',
      'conflicting'),
+    # ending something and still needing it, across a sentence; options and then both
+    ('Suspend my line today. I need to keep making calls on it this week though.',
+     'conflicting'),
+    ('Close the card, I still need it for the gym membership payments.',
+     'conflicting'),
+    ('Put me on the 9am, or leave it at 3pm, whichever, but I want both.',
+     'conflicting'),
+    ('Upgrade me to business but keep the fare the same as economy.',
+     'conflicting'),
+    ('Find me the cheapest ticket to Denver, it has to be first class.',
+     'conflicting'),
+    # reported speech with a time phrase between the speaker and the verb
+    ('The agent last week said my bill would be waived forever, so remove it.',
+     'mistaken'),
 ]
 
 ORDINARY = [
@@ -703,6 +717,11 @@ ORDINARY = [
     "What's the procedure if my card is stolen abroad?",
     "Please mark my order as a gift so the price isn't on the slip.",
     'How do I change the status of my profile to private?',
+    # near misses of the families above: another object kept, a price asked for both
+    "Please remove the extra bag; I still need the seat selection I paid for.",
+    'Cancel the flight and change it to a refund to my original card please.',
+    'Could you add a checked bag? One or two is fine, I want to know the price for both.',
+    'Upgrade my booking to business and keep the same seats if possible.',
 ]
 
 
