@@ -2,8 +2,10 @@
 
 The affected conversations (``affected.sql``) are numbered in the order of their first
 stored span and cut into chunks (``chunk_plan.sql``, ``chunk_records.sql``). Each chunk's
-spans, log records and labels are fetched as Arrow tables, reading only the range of rows
-its spans lie in; :func:`processor.rows.build_chunk` turns them into conversation rows,
+spans, log records and labels are fetched as Arrow tables from the collector's published
+views (``spans``, ``log_records``; never its tables, whose storage it may change), reading
+only the commits (``ingest_seq``) and start times its spans lie in;
+:func:`processor.rows.build_chunk` turns them into conversation rows,
 in worker processes when there is more than one chunk (while the next chunk is fetched
 and the last one written), and the rows are inserted. Every affected conversation's old
 row is deleted first, and written again if the conversation still has spans. Last, the
@@ -12,9 +14,14 @@ every conversation with a session id, so a late-arriving earlier conversation up
 later ones of its session.
 
 The main process only runs SQL and moves Arrow buffers; everything done row by row in
-Python happens in :func:`~processor.rows.build_chunk`. Reading a chunk by row-id range and
+Python happens in :func:`~processor.rows.build_chunk`. Reading a chunk by a narrow range and
 handing Arrow tables (not Python tuples) to the workers cut the main process's CPU time
 of a full build of 1,000,000 spans from ~50 s to ~13 s (bench/README.md).
+
+Memory is bounded by the chunk: a few chunks are in flight, each chunk's rows are let go
+as soon as they are inserted (:func:`_write`), and the workers do not load pandas
+(:func:`~processor.rows.build_chunk_in_worker`). What DuckDB keeps of the uncommitted
+rows counts against its own memory limit (and spills past it).
 """
 
 from __future__ import annotations
@@ -27,14 +34,16 @@ import duckdb
 import pyarrow as pa
 
 from processor.options import ProcessOptions
-from processor.rows import ChunkInput, build_chunk
+from processor.rows import ChunkInput, build_chunk, build_chunk_in_worker
 from tracemill.store import load_sql
 from tracemill.workers import worker_pool
 
 __all__ = ["CHUNK", "Rebuilt", "rebuild"]
 
-CHUNK = 5_000
-"""Conversations rebuilt per chunk."""
+CHUNK = 2_500
+"""Conversations rebuilt per chunk. Memory grows with it: a worker holds its chunk's
+spans and rows, the main process the chunks in flight. At 5,000 the two workers peaked
+~140 MB higher on 1,000,000 spans, for no measurable gain in time (bench/README.md)."""
 
 
 class Rebuilt(NamedTuple):
@@ -49,13 +58,18 @@ class Rebuilt(NamedTuple):
 
 
 class _Chunk(NamedTuple):
-    """One chunk of the plan (a row of chunk_ranges.sql)."""
+    """One chunk of the plan (a row of chunk_ranges.sql): where its rows lie."""
 
     number: int
-    first_span: int
-    last_span: int
-    first_log: int | None
-    last_log: int | None
+    first_seq: int
+    """First collector commit (ingest_seq) holding one of its spans."""
+    last_seq: int
+    first_start: int
+    """Earliest start time of its spans."""
+    last_start: int
+    first_log_seq: int | None
+    """First commit holding one of its log records (None: it has none)."""
+    last_log_seq: int | None
     labeled: bool
 
 
@@ -66,32 +80,37 @@ def _plan(cursor: duckdb.DuckDBPyConnection, chunk_size: int) -> list[_Chunk]:
             cursor.execute(load_sql("processor", "chunk_ranges.sql")).fetchall()]
 
 
-def _arrow(cursor: duckdb.DuckDBPyConnection, name: str, chunk: int, first: int,
-           last: int) -> pa.Table:
-    params = {"chunk": chunk, "first": first, "last": last}
+def _arrow(cursor: duckdb.DuckDBPyConnection, name: str,
+           params: dict[str, int]) -> pa.Table:
     return cursor.sql(load_sql("processor", name), params=params).to_arrow_table()
 
 
 def _fetch(cursor: duckdb.DuckDBPyConnection, chunk: _Chunk) -> ChunkInput:
     logs = None
-    if chunk.first_log is not None and chunk.last_log is not None:
-        logs = _arrow(cursor, "chunk_logs.sql", chunk.number, chunk.first_log, chunk.last_log)
+    if chunk.first_log_seq is not None and chunk.last_log_seq is not None:
+        logs = _arrow(cursor, "chunk_logs.sql",
+                      {"chunk": chunk.number, "first_seq": chunk.first_log_seq,
+                       "last_seq": chunk.last_log_seq})
     labels = None
     if chunk.labeled:
-        labels = cursor.sql(load_sql("processor", "chunk_labels.sql"),
-                            params={"chunk": chunk.number}).to_arrow_table()
-    spans = _arrow(cursor, "chunk_spans.sql", chunk.number, chunk.first_span, chunk.last_span)
+        labels = _arrow(cursor, "chunk_labels.sql", {"chunk": chunk.number})
+    spans = _arrow(cursor, "chunk_spans.sql",
+                   {"chunk": chunk.number, "first_seq": chunk.first_seq,
+                    "last_seq": chunk.last_seq, "first_start": chunk.first_start,
+                    "last_start": chunk.last_start})
     return ChunkInput(spans, logs, labels)
 
 
 def _write(cursor: duckdb.DuckDBPyConnection, rows: pa.Table | None) -> int:
     if rows is None:
         return 0
-    cursor.register("new_conversations", rows)
-    try:
-        cursor.execute("INSERT INTO conversations BY NAME SELECT * FROM new_conversations")
-    finally:
-        cursor.unregister("new_conversations")
+    # Read through DuckDB's replacement scan (the local variable's name), not
+    # cursor.register(): a registered table is held by DuckDB until the transaction
+    # commits, even once unregistered, so a full build kept every chunk's rows in memory
+    # (~540 MB of 1,000,000 spans' conversations; bench/README.md).
+    new_conversations = rows
+    cursor.execute("INSERT INTO conversations BY NAME SELECT * FROM new_conversations")
+    del new_conversations
     return int(rows.num_rows)
 
 
@@ -127,7 +146,7 @@ def _rebuild_chunks(cursor: duckdb.DuckDBPyConnection, options: ProcessOptions, 
             fetched = _fetch(cursor, chunk)
             spans += fetched.spans.num_rows
             logs += fetched.logs.num_rows if fetched.logs is not None else 0
-            pending.append(pool.submit(build_chunk, fetched, options, now))
+            pending.append(pool.submit(build_chunk_in_worker, fetched, options, now))
             del fetched
             while len(pending) > workers:  # bound memory: a few chunks in flight
                 written += _write(cursor, pending.popleft().result())

@@ -11,11 +11,14 @@ boundary as a few buffers, where Python rows were pickled and unpickled object b
 from __future__ import annotations
 
 import gc
+import sys
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
+from importlib.machinery import ModuleSpec
 from operator import attrgetter
+from types import ModuleType
 from typing import Any
 
 import orjson
@@ -28,7 +31,7 @@ from processor.outcomes import Label, decide, unread_scores
 from processor.records import LogRow, SpanRow
 from processor.transcript import chat_messages_json
 
-__all__ = ["COLUMNS", "ChunkInput", "build_chunk"]
+__all__ = ["COLUMNS", "ChunkInput", "build_chunk", "build_chunk_in_worker"]
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,32 @@ def build_chunk(chunk: ChunkInput, options: ProcessOptions, now: int) -> pa.Tabl
     """The conversations table's rows for one chunk (None when it has no spans)."""
     with _collector_paused():
         return _build_chunk(chunk, options, now)
+
+
+def build_chunk_in_worker(chunk: ChunkInput, options: ProcessOptions,
+                          now: int) -> pa.Table | None:
+    """:func:`build_chunk` in a worker process of :mod:`processor.rebuild`, which does
+    nothing else: pandas is made unimportable there first (:class:`_NoPandas`)."""
+    if "pandas" not in sys.modules and not any(isinstance(finder, _NoPandas)
+                                               for finder in sys.meta_path):
+        sys.meta_path.insert(0, _NoPandas())
+    return build_chunk(chunk, options, now)
+
+
+class _NoPandas:
+    """An import hook that refuses pandas.
+
+    pyarrow imports pandas the first time it turns a Python list into an array (to ask
+    whether the list is a pandas object): ~50 MB in each worker process for a library
+    tracemill never uses. Refused, pyarrow takes it as absent and goes on.
+    """
+
+    def find_spec(self, name: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> ModuleSpec | None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError("pandas is not loaded in conversation workers",
+                                      name=name)
+        return None
 
 
 @contextmanager

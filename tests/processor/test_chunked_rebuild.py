@@ -5,13 +5,16 @@ parts, with conversations whose content travels in log records (``gen_ai.user.me
 ``gen_ai.choice``) stored between the parts, and labels on some conversations (by
 conversation id and by trace id). :func:`processor.run.process` runs on two copies: one
 with a single chunk in this process, one with chunks of 37 conversations built by two
-worker processes. Each chunk reads only its range of rows, so spans, log records and
-labels must each reach the chunk of their conversation; the two tables must be equal.
+worker processes. Each chunk reads only the commits and start times its spans lie in,
+through the collector's views, so spans, log records and labels must each reach the chunk
+of their conversation; the two tables must be equal.
 """
 
 from __future__ import annotations
 
+import gc
 import shutil
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +25,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from collector.decode import Signal
 from processor.labels import LabelRow, store_labels
+from processor.rebuild import _write
 from processor.run import ProcessOptions, process
 from tests.support.otlp import kv
 from tests.support.pipeline import store_signals
@@ -149,7 +153,7 @@ def test_a_chunk_per_conversation_in_this_process(stored: tuple[Path, SyntheticS
     store = open_store(few)
     try:
         # the conversations of log records alone, each a chunk of its own, in this process
-        # (the spans deleted leave gaps in the row ids)
+        # (the spans deleted leave gaps in what the collector stored)
         store.query("DELETE FROM otlp_spans "
                     "WHERE trace_id NOT IN (SELECT trace_id FROM otlp_log_records)")
         result = process(store, ProcessOptions(), workers=1, chunk_size=1)
@@ -158,3 +162,64 @@ def test_a_chunk_per_conversation_in_this_process(stored: tuple[Path, SyntheticS
     finally:
         store.close()
     assert rows == [row for row in whole if row[0].startswith("logged-")]
+
+
+_MOVED = """
+CREATE TABLE moved_spans AS SELECT * EXCLUDE (tid_hi, tid_lo, sid) FROM otlp_spans
+ORDER BY hash(trace_id, 7) DESC;
+CREATE TABLE moved_log_records AS SELECT * EXCLUDE (key_hi, key_lo) FROM otlp_log_records
+ORDER BY hash(trace_id, 7) DESC;
+DROP VIEW spans;
+DROP VIEW log_records;
+DROP TABLE otlp_spans;
+DROP TABLE otlp_log_records;
+CREATE VIEW spans AS SELECT * FROM moved_spans;
+CREATE VIEW log_records AS SELECT * FROM moved_log_records;
+"""
+"""The collector's tables replaced by others, rows in another order, behind its views."""
+
+
+def test_only_the_published_views_are_read(stored: tuple[Path, SyntheticStream],
+                                           tmp_path: Path) -> None:
+    """The collector may store spans and log records as it likes: here its tables are
+    replaced by others, in another order, behind the same views ``spans`` and
+    ``log_records``; the processor builds the same rows, in chunks and in workers."""
+    db, _ = stored
+    whole = _processed(db, tmp_path / "whole.duckdb", workers=1, chunk_size=10_000)
+    moved = tmp_path / "moved.duckdb"
+    shutil.copy(db, moved)
+    store = open_store(moved)
+    try:
+        with store.transaction() as cursor:
+            cursor.execute(_MOVED)
+        result = process(store, ProcessOptions(), workers=2, chunk_size=37)
+        rows = _rows(store)
+    finally:
+        store.close()
+    assert result.log_records_read == 2 * LOGGED
+    assert rows == whole
+
+
+def test_written_rows_are_let_go_before_the_commit(stored: tuple[Path, SyntheticStream],
+                                                   tmp_path: Path) -> None:
+    """A chunk's rows, once inserted, are freed inside the transaction: a full build that
+    held every chunk's Arrow table until it committed grew by all of them (~540 MB on
+    1,000,000 spans)."""
+    db, _ = stored
+    copy = tmp_path / "held.duckdb"
+    shutil.copy(db, copy)
+    store = open_store(copy)
+    try:
+        process(store, ProcessOptions(), workers=1)
+        with store.transaction() as cursor:
+            rows = cursor.sql("SELECT * FROM conversations").to_arrow_table()
+            cursor.execute("DELETE FROM conversations")
+            assert _write(cursor, rows) == rows.num_rows
+            freed = weakref.ref(rows)
+            del rows
+            gc.collect()
+            assert freed() is None
+            count = cursor.execute("SELECT count(*) FROM conversations").fetchall()
+        assert count[0][0] > 0
+    finally:
+        store.close()
