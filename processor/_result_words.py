@@ -77,7 +77,9 @@ _NOT_FOUND_WORDS = re.compile(
     r"no longer exists?|no such\b|could ?n[o']t (?:be )?find|can ?n[o']t find|cannot find|"
     r"unable to (?:find|locate)|not (?:be )?located|\bno (?:matching )?(?:record|order|user|"
     r"customer|account|reservation|booking|ticket|issue|item|entity|resource|page)s? "
-    r"(?:was |were )?(?:found|matches|with)|^unknown [a-z ]{2,40}$|resource[_ ]missing",
+    r"(?:was |were )?(?:found|matches|with)|^unknown [a-z ]{2,40}$|resource[_ ]missing|"
+    r"\b(?:unknown|unrecognized|unrecognised|nonexistent|non-existent) (?!error)"
+    r"(?:[a-z_]+ ){1,3}(?:id|identifier|number|reference)\b(?! (?:format|type))",
     re.I)
 _PERMISSION_WORDS = re.compile(
     r"permission|forbidden|unauthori[sz]ed|unauthenticated|not authori[sz]ed|"

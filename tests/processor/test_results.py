@@ -121,6 +121,11 @@ FAILURES: list[tuple[str, str, str, str | None, str | None]] = [
     ("amazon-sp-api-invalid", _j({"errors": [{
         "code": "InvalidInput", "message": "Invalid Input", "details": ""}]}),
      "error", None, "invalid"),
+    ("text-unknown-order-id", "Error: unknown order id", "not_found", "missing", "not_found"),
+    ("json-unknown-product-number", _j({"error": "Unknown product number 8812"}),
+     "not_found", "missing", "not_found"),
+    ("text-unknown-id-format-is-not-missing", "Error: Unknown customer ID format: Q1",
+     "error", None, "error"),
     ("salesforce-not-found-list", _j([{"message": "The requested resource does not exist",
                                        "errorCode": "NOT_FOUND"}]),
      "not_found", "missing", "not_found"),
