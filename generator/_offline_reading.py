@@ -32,6 +32,7 @@ from generator._conduct_words import (
     result_failure,
 )
 from generator.records import Message, ToolCall, ToolSpec
+from processor.results import read_result
 
 _WORD = re.compile(r"[a-z]+")
 # an identifier as written, its punctuation kept: #W8178512, ORD-4821, credit_card_7815826
@@ -341,7 +342,9 @@ def _failed(result: str) -> bool:
     return result_failure(result) not in (None, "stale_result")
 
 
-_NOT_FOUND = re.compile(r"not[\s_]found|no\s+such|does\s+not\s+exist|unknown\s+\w+\s+id", re.I)
+@lru_cache(maxsize=4096)
+def _not_found(result: str) -> bool:
+    return read_result(result).condition == "not_found"
 
 
 def _refused(steps: Sequence[Step]) -> frozenset[str]:
@@ -350,7 +353,7 @@ def _refused(steps: Sequence[Step]) -> frozenset[str]:
     again; it asks, or takes the one the person gives next."""
     refused: set[str] = set()
     for step in steps:
-        if not step.failed or not step.result or not _NOT_FOUND.search(step.result):
+        if not step.failed or not step.result or not _not_found(step.result):
             continue
         arguments = parse_json(step.arguments)
         if not isinstance(arguments, dict):
