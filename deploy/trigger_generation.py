@@ -15,10 +15,24 @@ Settings as the CLI reads them: ``TRACEMILL_API_ADDRESS`` (default 127.0.0.1:431
 ``TRACEMILL_ADMIN_TOKEN``. The admin API speaks plain HTTP: keep it on a network you
 control (the Kubernetes files add a NetworkPolicy that admits only the CronJob's pods).
 
-Exit codes: 0 the run finished; 1 it failed or was stopped (its error on stderr), or the
-service lost track of it (restarted: the unfinished run resumes with the next one);
-2 bad arguments; 3 the service did not answer, refused the token, or already runs a
-generation (so two runs never overlap; the Job shows it).
+Exit codes:
+
+==  =====================================================================================
+0   the run finished (or, with ``--no-wait``, the service accepted it)
+1   it failed or was stopped (its error on stderr), or the service lost track of it
+    (restarted: the unfinished run resumes with the next one)
+2   bad arguments
+3   nothing was started: the service did not answer, refused the token, or already runs
+    a generation (so two runs never overlap; the Job shows it). Safe to retry.
+4   the run was started (a job id was given) but the service stopped answering while it
+    was followed (:data:`MISSED_POLLS` polls in a row: asking again is safe, starting
+    again is not). The run may well go on in the service: NOT safe to retry, a second
+    ``POST /runs`` would start a second run and spend the budget twice. Look at
+    ``GET /api/v1/jobs/{id}`` (the job id is on stdout) or the service's log.
+==  =====================================================================================
+
+The Kubernetes CronJob retries only 3 (its ``podFailurePolicy`` fails the Job at once on
+1, 2 and 4).
 """
 
 from __future__ import annotations
@@ -32,8 +46,10 @@ import time
 from typing import Any
 
 DEFAULT_API = "127.0.0.1:4319"
-EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 1, 2, 3
+EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_LOST_CONTACT = 1, 2, 3, 4
 _ENDED = {"finished": 0, "failed": EXIT_FAILED, "stopped": EXIT_FAILED}
+MISSED_POLLS = 5
+"""Polls in a row the service may leave unanswered before the follower gives up."""
 
 
 class Unavailable(Exception):
@@ -121,22 +137,46 @@ def run(args: argparse.Namespace, api: Api) -> int:
     print(f"started job {job_id} (budget {job.get('budget')})", flush=True)
     if not args.wait:
         return 0
+    try:
+        return _follow(args, api, job_id, job)
+    except Unavailable as exc:  # the run exists: a retry would start a second one
+        print(f"tracemill-trigger-generation: error: lost contact with the service while "
+              f"following job {job_id}, which it had started: {exc}. Not retrying (that "
+              f"would start a second run); check GET /api/v1/jobs/{job_id}",
+              file=sys.stderr)
+        return EXIT_LOST_CONTACT
+
+
+def _follow(args: argparse.Namespace, api: Api, job_id: str, job: dict[str, Any]) -> int:
+    """Follow a started job until it ends; returns the exit code."""
     last = None
+    missed = 0
     while job.get("state") not in _ENDED:
         time.sleep(args.poll)
-        status, job = api.call("GET", f"/jobs/{job_id}")
+        try:
+            status, answer = api.call("GET", f"/jobs/{job_id}")
+            if status != 404 and (status != 200 or not isinstance(answer, dict)):
+                raise Unavailable(f"GET /api/v1/jobs/{job_id} answered HTTP {status}: "
+                                  f"{_detail(answer)}")
+        except Unavailable as exc:
+            missed += 1
+            if missed >= MISSED_POLLS:
+                raise
+            print(f"job {job_id}: no answer ({missed} of {MISSED_POLLS}): {exc}",
+                  file=sys.stderr, flush=True)
+            continue
+        missed = 0
+        job = answer
         if status == 404:
             print(f"tracemill-trigger-generation: error: the service no longer knows job "
                   f"{job_id} (it restarted?); the unfinished run is resumed by the next "
                   "trigger or `tracemill generate`", file=sys.stderr)
             return EXIT_FAILED
-        if status != 200 or not isinstance(job, dict):
-            raise Unavailable(f"GET /api/v1/jobs/{job_id} answered HTTP {status}: "
-                              f"{_detail(job)}")
-        progress = (job.get("state"), job.get("run_id"), job.get("rollouts"))
+        progress = (job.get("state"), job.get("run_id"), job.get("rollouts"),
+                    job.get("finished"))
         if progress != last:
             print(f"job {job_id}: {progress[0]}, run {progress[1]}, {progress[2]} rollouts "
-                  "stored", flush=True)
+                  f"stored, {progress[3]} finished", flush=True)
             last = progress
     code = _ENDED[job["state"]]
     if code:

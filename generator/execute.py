@@ -8,6 +8,14 @@ the first of: the budget is spent, the time limit passed, the squares stop filli
 new failure), :data:`FAILING_IN_A_ROW` rollouts in a row ended on an agent backend error
 (``agent_failing``) or a grader error (``grader_failing``), the plan is done, or an
 interrupt.
+
+An interrupt comes two ways. A stop request (the ``stop`` event, set from any thread, as
+``tracemill serve`` does for ``POST /api/v1/jobs/{id}/stop``) starts no more rollouts and
+lets those in flight finish and be stored: they were paid for. Only if they are still
+running :data:`STOP_GRACE_S` seconds after the request are they cancelled, so that a
+model endpoint that hangs cannot hold a stop forever. A cancelled task (Ctrl-C in
+``tracemill generate``) cancels the rollouts in flight at once. Either way the run ends
+``interrupted`` and the next invocation with the same options resumes it.
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ import asyncio
 import itertools
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -42,6 +51,18 @@ FAILING_IN_A_ROW = 10
 """Rollouts in a row ending on an agent backend error (after its retries), or that the
 grader failed on, that stop a run: the endpoint is down or the grader broken, and the rest
 of the budget would go the same way."""
+
+STOP_GRACE_S = 300.0
+"""How long rollouts in flight may go on after a stop request before they are cancelled
+(and lost: the budget they spent is still charged)."""
+
+Progress = Callable[[str, int], None]
+"""Told ``(run id, rollouts finished)`` once the run id is settled and after every
+finished rollout; the count includes those an earlier invocation of the run stored.
+Called on the run's event loop: it must return quickly."""
+
+_POLL_S = 0.25
+"""How often a wait for rollouts in flight looks at the stop event."""
 
 Row = dict[str, object]
 """One stored rollout row (:func:`generator.rollout_store.rollout_row`)."""
@@ -133,7 +154,10 @@ class Execution:
 
     def __init__(self, writer: RolloutWriter, config: RunConfig, roles: Roles, plan: Plan,
                  ledger: BudgetLedger, prices: PriceTable, run_id: str,
-                 done: frozenset[int], progress: bool) -> None:
+                 done: frozenset[int], progress: bool, *,
+                 on_progress: Progress | None = None,
+                 stop: threading.Event | None = None,
+                 stop_grace_s: float = STOP_GRACE_S) -> None:
         self.writer = writer
         self.config = config
         self.roles = roles
@@ -160,8 +184,14 @@ class Execution:
         """Rollouts the budget cut before the agent spoke (not stored)."""
         self.budget_hit = False
         """Set when a rollout could not pay for its next model call: start no more."""
+        self.on_progress = on_progress
+        self.stop = stop if stop is not None else threading.Event()
+        """Set (from any thread) to start no more rollouts and end ``interrupted``."""
+        self.stop_grace_s = stop_grace_s
 
     def _stop_before(self, deadline: float | None, saturated: asyncio.Event) -> str | None:
+        if self.stop.is_set():
+            return "interrupted"
         if deadline is not None and time.monotonic() >= deadline:
             return "time_limit"
         if saturated.is_set():
@@ -191,15 +221,20 @@ class Execution:
                 if stop is not None:
                     stop_reason = stop
                     break
-                while len(in_flight) >= self.config.concurrency:
+                while len(in_flight) >= self.config.concurrency and not self.stop.is_set():
+                    # a timeout: a stop request must not wait for a slot to free
                     _done, in_flight = await asyncio.wait(
-                        in_flight, return_when=asyncio.FIRST_COMPLETED)
+                        in_flight, timeout=_POLL_S, return_when=asyncio.FIRST_COMPLETED)
+                if self.stop.is_set():
+                    stop_reason = "interrupted"
+                    break
                 if self.ledger.exhausted or not self.ledger.try_start_rollout():
                     stop_reason = "budget"
                     break
                 in_flight.add(asyncio.create_task(self._one(item, saturated)))
-            if in_flight:
-                await asyncio.wait(in_flight)
+            in_flight = await self._finish(in_flight)
+            if stop_reason == "plan_done" and self.stop.is_set() and in_flight:
+                stop_reason = "interrupted"  # some were cancelled after the grace
             if stop_reason == "plan_done" and saturated.is_set():
                 stop_reason = "saturated"
             if stop_reason == "plan_done" and any(
@@ -213,6 +248,28 @@ class Execution:
             self.bar.close()
             await self.writer.close()
         return stop_reason
+
+    async def _finish(self, in_flight: set[asyncio.Task[None]]) -> set[asyncio.Task[None]]:
+        """Wait for the rollouts in flight to finish; once a stop was requested, at most
+        :attr:`stop_grace_s` more seconds, then cancel the rest. Returns those cancelled."""
+        stop_seen: float | None = None
+        while in_flight:
+            _done, in_flight = await asyncio.wait(in_flight, timeout=_POLL_S)
+            if not in_flight or not self.stop.is_set():
+                continue
+            stop_seen = stop_seen if stop_seen is not None else time.monotonic()
+            if time.monotonic() - stop_seen >= self.stop_grace_s:
+                _log.warning("rollouts still running %.0f s after the stop request: "
+                             "cancelled", self.stop_grace_s,
+                             extra={"fields": {"run_id": self.run_id,
+                                               "cancelled": len(in_flight)}})
+                for task in in_flight:
+                    task.cancel()
+                await asyncio.gather(*in_flight, return_exceptions=True)
+                self.lost.extend([f"a rollout in flight was cancelled {self.stop_grace_s:g} s "
+                                  "after the stop request"] * len(in_flight))
+                return in_flight
+        return set()
 
     async def _one(self, item: PlannedRollout, saturated: asyncio.Event) -> None:
         began = time.perf_counter()
@@ -243,6 +300,8 @@ class Execution:
                 self.ledger.release_rollout()
                 return
         self.finished.append(rollout)
+        if self.on_progress is not None:
+            self.on_progress(self.run_id, len(self.done) + len(self.finished))
         self.agent_failures = self.agent_failures + 1 if ended_by == "agent_error" else 0
         grader_failed = rollout.grade is None and (rollout.transcript.error or "").startswith(
             "grader:")
@@ -319,4 +378,5 @@ class Execution:
         return replace(item, goal=replace(item.goal, ask=ask))
 
 
-__all__ = ["FAILING_IN_A_ROW", "Execution", "RolloutWriter", "Saturation"]
+__all__ = ["FAILING_IN_A_ROW", "STOP_GRACE_S", "Execution", "Progress", "RolloutWriter",
+           "Saturation"]

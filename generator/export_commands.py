@@ -170,6 +170,13 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
             embedder=embedder, why_not=why_not)
     finally:
         store.close()
+    print_card(args, card)
+    return 0
+
+
+def print_card(args: argparse.Namespace, card: dict[str, Any]) -> None:
+    """Print what ``tracemill export`` wrote from its data card (the JSON card with
+    ``--json``), and its warnings on stderr; the same offline and through the service."""
     decon = card["decontamination"]
     if args.json:
         print(json.dumps(card, indent=2))
@@ -185,7 +192,6 @@ def _export(args: argparse.Namespace, settings: Settings) -> int:
         print(f"tracemill export: warning: {note}", file=sys.stderr)
     for warning in card["warnings"]:
         print(f"tracemill export: warning: {warning}", file=sys.stderr)
-    return 0
 
 
 def _eval(args: argparse.Namespace, settings: Settings) -> int:

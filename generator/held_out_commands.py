@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
+from generator.export_commands import print_card
 from generator.service_commands import dataclass_from_json
 from tracemill.config import Settings
 from tracemill.errors import EXIT_UNAVAILABLE, ConfigError, StoreLockedError, TracemillError
@@ -95,25 +95,5 @@ def export_through_api(args: argparse.Namespace, settings: Settings,
         raise ConfigError(str(exc)) from None
     if job["state"] != "finished":
         raise ConfigError(f"the export failed in the running service: {job['error']}")
-    _print_card(args, job["card"])
+    print_card(args, job["card"])
     return 0
-
-
-def _print_card(args: argparse.Namespace, card: dict[str, Any]) -> None:
-    decon = card["decontamination"]
-    if args.json:
-        print(json.dumps(card, indent=2))
-    else:
-        print(f"wrote {args.export_format} to {args.out}: train {card['train']['rollouts']} "
-              f"rollouts, held out {card['held_out']['rollouts']}; left out "
-              + ", ".join(f"{k} {v}" for k, v in card["left_out"].items()))
-        for name, rows in card["files"].items():
-            print(f"  {name}: {rows} rows")
-        print("  decontamination: " + ", ".join(f"{k} {v}" for k, v in decon["removed"].items())
-              + f" of {decon['checked']} (rules run: {', '.join(decon['rules_run'])})")
-    for note in decon["not_run"]:
-        print(f"tracemill export: warning: {note}", file=sys.stderr)
-    for warning in card["warnings"]:
-        print(f"tracemill export: warning: {warning}", file=sys.stderr)
-
-

@@ -9,7 +9,8 @@
    (:mod:`generator.plan`: as many rollouts as the budget could pay for, in an order
    whose every prefix respects the shares);
 3. executes it (:mod:`generator.execute`) to its stop rule, committing rollouts as they
-   finish; and
+   finish (``on_progress`` hears the run id as soon as it is settled, and the count of
+   finished rollouts after each; ``stop`` ends it early, see :class:`Execution`); and
 4. builds the :class:`~generator.run_record.RunRecord` from what the store holds of the run,
    stores it and returns it.
 
@@ -21,6 +22,7 @@ says is up to the model).
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Mapping
 
@@ -29,7 +31,7 @@ import duckdb
 from generator.backends import BackendOptions
 from generator.budget import BudgetLedger
 from generator.covering import coverage
-from generator.execute import FAILING_IN_A_ROW, Execution, RolloutWriter, Row
+from generator.execute import FAILING_IN_A_ROW, Execution, Progress, RolloutWriter, Row
 from generator.plan import Plan, PlanOptions, build_plan, load_plan_inputs
 from generator.plan_codec import plan_from_json, plan_to_json
 from generator.prices import PriceTable
@@ -65,12 +67,19 @@ async def run_generation(
     resume: str | None = None,
     fresh: bool = False,
     progress: bool = True,
+    on_progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> RunRecord:
     """Run one generation run to its stop rule and return its record (also stored).
 
     An unfinished run with the same configuration is resumed (``fresh`` starts a new one
     instead): it simulates the plan it stored, skips the rollouts it already stored and
-    charges what it already spent to the budget."""
+    charges what it already spent to the budget.
+
+    ``on_progress`` is told ``(run id, rollouts finished)`` once the run is recorded
+    (with what earlier invocations stored, when resumed) and after each finished rollout.
+    Setting ``stop`` (from any thread) starts no more rollouts; those in flight finish and
+    are stored, and the run is stored ``interrupted`` (resumable)."""
     started = time.monotonic()
     options = config.backend or BackendOptions()
     prices = options.prices
@@ -90,11 +99,13 @@ async def run_generation(
             so_far = stored_progress(cursor, run_id)
         finally:
             cursor.close()
+        if on_progress is not None:
+            on_progress(run_id, len(so_far.indices))
         ledger = BudgetLedger(config.budget)
         charge_earlier(ledger, so_far, previous)
         writer = RolloutWriter(lambda rows: _insert(store, run_id, rows))
         execution = Execution(writer, config, roles, plan, ledger, prices, run_id,
-                              so_far.indices, progress)
+                              so_far.indices, progress, on_progress=on_progress, stop=stop)
         stop_reason = await execution.run()
         cursor = store.cursor()
         try:
@@ -117,7 +128,10 @@ async def run_generation(
             cursor.close()
         return record
     finally:
-        await roles.aclose()
+        try:
+            await roles.aclose()
+        except Exception:  # the record is what matters; a backend that closes badly is logged
+            _log.warning("closing the run's model clients failed", exc_info=True)
 
 
 def _insert(store: Store, run_id: str, rows: list[Row]) -> None:

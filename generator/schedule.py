@@ -13,6 +13,13 @@ started through the API); runs missed while the service was down or busy are coa
 into one. A run that raises is recorded in ``generation_runs`` as ``failed`` with its
 error (:func:`record_failure`) and the service keeps ingesting. The same work runs
 outside the service as ``tracemill generate`` (cron, a Kubernetes CronJob).
+
+Each job learns its run id and the count of finished rollouts from the run itself
+(``run_generation``'s ``on_progress``), never by guessing from start times: a resumed
+run keeps its first start time, and on a lake other processes start runs too. A stop
+request sets the run's stop event: no rollout starts after it, those in flight finish
+and are stored, and the run is stored ``interrupted`` (resumable); see
+:class:`generator.execute.Execution` for the grace after which stragglers are cancelled.
 """
 
 from __future__ import annotations
@@ -70,7 +77,7 @@ class GenerationJob:
     """One generation run started by the schedule or the API, as the service saw it."""
 
     job_id: str
-    """The service's id for the request (the run id is known once it has planned)."""
+    """The service's id for the request (the run id is known once it has settled)."""
     trigger: str
     """schedule or api."""
     budget: str
@@ -79,13 +86,17 @@ class GenerationJob:
     """queued, running, stopping, stopped (by a stop request: resumable), finished or
     failed."""
     run_id: str | None
-    """The generation run (``tracemill runs RUN_ID``), once recorded."""
+    """The generation run (``tracemill runs RUN_ID``), as the run reported it once it
+    settled on one (a new run once planned, or the unfinished run it resumes)."""
     error: str | None
     """Why it failed."""
     started_unix_nano: int
     """When the job started (0 while queued)."""
     ended_unix_nano: int | None
     """When it ended."""
+    finished: int = 0
+    """Rollouts of the run finished so far (those earlier invocations of a resumed run
+    stored included); ahead of the stored count by the rows not yet committed."""
 
 
 @dataclass(frozen=True)
@@ -111,16 +122,18 @@ class ExportJob:
 
 
 def record_failure(store: Store, settings: Settings, budget: str, started_unix_nano: int,
-                   error: str) -> str:
-    """Record a failed run: mark the runs it started failed, or insert one failed run
-    when it failed before planning. Returns the run id."""
+                   error: str, run_id: str | None = None) -> str:
+    """Record a failed run: mark ``run_id`` (the run it worked on, as the run reported
+    it) failed while it is still running, or insert one failed run when it failed before
+    it settled on a run. Returns the run id."""
     now = time.time_ns()
     record = json.dumps({"stop_reason": "error", "error": error})
     with store.transaction() as cursor:
-        marked = cursor.execute(load_sql("generator", "fail_started_runs.sql"),
-                                [record, now, started_unix_nano]).fetchall()
-        if marked:
-            return str(marked[0][0])
+        if run_id is not None:
+            marked = cursor.execute(load_sql("generator", "fail_run.sql"),
+                                    [record, now, run_id]).fetchall()
+            if marked:
+                return str(marked[0][0])
         run_id = time.strftime("%Y%m%dT%H%M%S", time.gmtime()) + "-failed-" + uuid.uuid4().hex[:6]
         cursor.execute(load_sql("generator", "insert_failed_run.sql"), [
             run_id, settings.seed, json.dumps({"agent": settings.agent, "budget": budget}),
@@ -141,7 +154,7 @@ class ServiceJobs:
         self._generating = threading.Lock()
         self._jobs: dict[str, GenerationJob] = {}
         self._jobs_lock = threading.Lock()
-        self._running: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Task[Any]]] = {}
+        self._stops: dict[str, threading.Event] = {}
         self._stop_requested: set[str] = set()
         self._exports: dict[str, ExportJob] = {}
         self.map_error: str | None = None
@@ -243,17 +256,18 @@ class ServiceJobs:
 
     def stop_generation(self, job_id: str) -> GenerationJob | None:
         """Ask a generation job to stop: a queued one never starts, a running one stops
-        starting rollouts, lets those in flight finish and is stored as interrupted
-        (``tracemill generate`` resumes it). None: no such job."""
+        starting rollouts, lets those in flight finish (cancelled only if still running
+        :data:`~generator.execute.STOP_GRACE_S` seconds later) and is stored as
+        interrupted (the next run with the same options resumes it). None: no such
+        job."""
         with self._jobs_lock:
             job = self._jobs.get(job_id)
             if job is None or job.state not in ("queued", "running"):
                 return job
             self._stop_requested.add(job_id)  # seen by a thread about to start it
-            running = self._running.get(job_id)
-            if running is not None:
-                loop, task = running
-                loop.call_soon_threadsafe(task.cancel)
+            stop = self._stops.get(job_id)
+            if stop is not None:
+                stop.set()  # seen before each rollout starts
             job = (replace(job, state="stopped", ended_unix_nano=time.time_ns())
                    if job.state == "queued" else replace(job, state="stopping"))
             self._jobs[job_id] = job
@@ -350,16 +364,26 @@ class ServiceJobs:
             self._generating.release()
 
     def _run(self, job: GenerationJob) -> None:
-        from generator.commands import run_config
-        from generator.run import run_generation
-        from processor.run import ProcessOptions, process
-
         started = time.time_ns()
+        stop = threading.Event()
         with self._jobs_lock:
             if job.job_id in self._stop_requested:  # stopped just before it started
                 return
             job = replace(job, state="running", started_unix_nano=started)
             self._jobs[job.job_id] = job
+            self._stops[job.job_id] = stop
+        try:
+            self._run_until_stopped(job, stop, started)
+        finally:
+            with self._jobs_lock:
+                self._stops.pop(job.job_id, None)
+
+    def _run_until_stopped(self, job: GenerationJob, stop: threading.Event,
+                           started: int) -> None:
+        from generator.commands import run_config
+        from generator.run import run_generation
+        from processor.run import ProcessOptions, process
+
         settings = self._settings.model_copy(update={"budget": job.budget})
         _log.info("generation run starting", extra={"fields": {
             "job_id": job.job_id, "trigger": job.trigger, "budget": job.budget}})
@@ -368,52 +392,44 @@ class ServiceJobs:
             with self._processing:
                 process(self._store, ProcessOptions.from_settings(settings), workers=1,
                         credentials=self._credentials)
-            record = self._until_stopped(job.job_id, run_generation(
-                self._store, config, self._credentials, progress=False))
-        except asyncio.CancelledError:  # stopped before its rollouts began
-            self._failed(job, settings, started, "stopped through the API before it planned",
-                         state="stopped")
-            return
+            if stop.is_set():  # stopped while it processed: no run was started
+                self._update(replace(self.job(job.job_id) or job, state="stopped",
+                                     error="stopped through the API before its run was "
+                                           "planned", ended_unix_nano=time.time_ns()))
+                return
+            record = asyncio.run(run_generation(
+                self._store, config, self._credentials, progress=False, stop=stop,
+                on_progress=lambda run_id, finished: self._progress(job.job_id, run_id,
+                                                                    finished)))
         except Exception as exc:  # recorded with its error; the service keeps ingesting
-            self._failed(job, settings, started, str(exc) or type(exc).__name__)
+            self._failed(self.job(job.job_id) or job, settings, started,
+                         str(exc) or type(exc).__name__)
             return
         stopped = record.stop_reason == "interrupted"
-        self._update(replace(job, state="stopped" if stopped else "finished",
+        self._update(replace(self.job(job.job_id) or job,
+                             state="stopped" if stopped else "finished",
                              run_id=record.run_id, ended_unix_nano=time.time_ns()))
         _log.info("generation run finished", extra={"fields": {
             "job_id": job.job_id, "run_id": record.run_id,
             "stop_reason": record.stop_reason}})
 
-    def _until_stopped(self, job_id: str, run: Any) -> Any:
-        """Run the coroutine ``run`` on an event loop of this thread that
-        :meth:`stop_generation` can cancel."""
-        async def tracked() -> Any:
-            task = asyncio.current_task()
-            assert task is not None
-            with self._jobs_lock:
-                if job_id in self._stop_requested:  # stopped while it processed
-                    run.close()
-                    raise asyncio.CancelledError
-                self._running[job_id] = (asyncio.get_running_loop(), task)
-            try:
-                return await run
-            finally:
-                with self._jobs_lock:
-                    self._running.pop(job_id, None)
+    def _progress(self, job_id: str, run_id: str, finished: int) -> None:
+        """What the run reports: its id, and how many rollouts it has finished."""
+        with self._jobs_lock:
+            job = self._jobs.get(job_id)
+            if job is not None:
+                self._jobs[job_id] = replace(job, run_id=run_id, finished=finished)
 
-        with asyncio.Runner() as runner:
-            return runner.run(tracked())
-
-    def _failed(self, job: GenerationJob, settings: Settings, started: int, error: str,
-                state: str = "failed") -> None:
+    def _failed(self, job: GenerationJob, settings: Settings, started: int,
+                error: str) -> None:
         try:
             run_id: str | None = record_failure(self._store, settings, job.budget, started,
-                                                error)
+                                                error, job.run_id)
         except Exception as store_exc:
             _log.error("could not record a failed run", extra={"fields": {
                 "error": str(store_exc)}})
-            run_id = None
-        self._update(replace(job, state=state, run_id=run_id, error=error,
+            run_id = job.run_id
+        self._update(replace(job, state="failed", run_id=run_id, error=error,
                              ended_unix_nano=time.time_ns()))
         _log.error("generation run failed", extra={"fields": {
             "job_id": job.job_id, "run_id": run_id, "error": error}})

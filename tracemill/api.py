@@ -8,9 +8,12 @@ It listens on ``api_address`` (default 127.0.0.1:4319), apart from the ingestion
 agents reach OTLP across the cluster while administration stays on loopback, the admin
 token (``admin_token``) is separate from the ingestion token, and a token is required to
 listen beyond loopback. No CORS headers are sent unless ``cors_origins`` names origins, so
-browsers on other origins cannot call it. Every JSON answer passes through the ``redact``
-setting's :class:`~tracemill.redact.Redactor`, so the page that reads the API shows no
-redacted value either.
+browsers on other origins cannot read it, and :mod:`tracemill.api_guard` refuses other
+host names (DNS rebinding) and changes sent from other origins' pages. Invalid input is
+answered 422 with the problems (:func:`validation_message`), never the input itself.
+Every JSON answer passes through the ``redact`` setting's
+:class:`~tracemill.redact.Redactor`, so the page that reads the API shows no redacted
+value either.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Annotated, Any, Literal
 import duckdb
 import uvicorn
 from fastapi import Depends, FastAPI, HTTPException, Query
+from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
@@ -41,6 +45,7 @@ from generator.schedule import ExportJob, GenerationBusy, GenerationJob, Service
 from processor.commands import ProcessSummary, process_summary, read_map, report_content
 from processor.conversation_records import ConversationRecord, read_conversations
 from processor.map_records import CellRecord, SituationRecord, read_cells, read_situations
+from tracemill.api_guard import RequestGuard, answered_hosts
 from tracemill.api_models import (
     ErrorBody,
     ExportJobOut,
@@ -55,12 +60,13 @@ from tracemill.api_models import (
     Status,
     VersionOut,
 )
-from tracemill.config import Settings, is_loopback, split_address
+from tracemill.config import Settings, is_loopback, join_address, split_address
 from tracemill.errors import TracemillError
 from tracemill.redact import Redactor, redactor
 from tracemill.store import Store, load_sql
 
-__all__ = ["ApiServer", "build_app", "check_api_exposure", "export_folder"]
+__all__ = ["ApiServer", "build_app", "check_api_exposure", "export_folder",
+           "validation_message"]
 
 PREFIX = "/api/v1"
 _BEARER = HTTPBearer(auto_error=False, description="TRACEMILL_ADMIN_TOKEN, when it is set.")
@@ -76,7 +82,8 @@ Since = Annotated[str | None, Query(
 def _errors(*codes: int) -> dict[int | str, dict[str, Any]]:
     words = {400: "Unreadable or refused request", 401: "Missing or wrong admin token",
              403: "Not allowed here", 404: "No such item", 405: "Method not allowed",
-             409: "A generation run is under way, or the target is a file",
+             409: "A generation run is under way, an export is writing into the folder, "
+                  "or the target is a file",
              500: "Processing failed"}
     return {code: {"model": ErrorBody, "description": words[code]} for code in codes}
 
@@ -107,7 +114,11 @@ def export_folder(settings: Settings, out: str) -> Path:
     the store's folder); anything resolving outside it is refused, so an admin token does
     not grant writing anywhere the service's user may."""
     root = (settings.export_dir or settings.db.parent).resolve()
-    target = (root / out).resolve()
+    try:
+        target = (root / out).resolve()
+    except (OSError, ValueError) as exc:  # a NUL byte, a loop of links
+        raise TracemillError(f"cannot use {out!r} as a folder under {root}: {exc}; give a "
+                             "plain folder name") from None
     if target != root and root not in target.parents:
         raise TracemillError(
             f"the service writes exports only under {root} (export_dir, "
@@ -130,14 +141,18 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
                                      "'Authorization: Bearer <TRACEMILL_ADMIN_TOKEN>'",
                                 headers={"WWW-Authenticate": "Bearer"})
 
-    app = FastAPI(title="tracemill", version="1", openapi_url=f"{PREFIX}/openapi.json",
-                  docs_url=None, redoc_url=None, dependencies=[Depends(authorized)],
-                  responses=_errors(401, 405),
-                  default_response_class=_redacting_response(redact))
+    answer = _redacting_response(redact)
+    app = _AdminApp(title="tracemill", version="1", openapi_url=f"{PREFIX}/openapi.json",
+                    docs_url=None, redoc_url=None, dependencies=[Depends(authorized)],
+                    responses=_errors(400, 401, 405), default_response_class=answer)
     if settings.cors_origins:  # closed unless origins are named
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins),
                            allow_methods=["GET", "POST"],
                            allow_headers=["authorization", "content-type"])
+    # outermost: other hosts and cross-site changes are refused before anything runs
+    app.add_middleware(RequestGuard, hosts=answered_hosts(settings),
+                       origins=settings.cors_origins)
+    exporting = threading.Lock()  # a check of the folders being written, then the start
 
     @contextmanager
     def cursor() -> Iterator[duckdb.DuckDBPyConnection]:
@@ -151,15 +166,10 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         from generator.rollout_store import stored_progress
 
         rollouts = 0
-        run_id = job.run_id
-        with cursor() as c:
-            if run_id is None and job.started_unix_nano:
-                row = c.execute(load_sql("generator", "runs_started_since.sql"),
-                                [job.started_unix_nano]).fetchone()
-                run_id = row[0] if row else None
-            if run_id is not None:
-                rollouts = len(stored_progress(c, run_id).indices)
-        return GenerationJobOut(**{**asdict(job), "run_id": run_id, "rollouts": rollouts})
+        if job.run_id is not None:  # as the run reported it (never guessed from times)
+            with cursor() as c:
+                rollouts = len(stored_progress(c, job.run_id).indices)
+        return GenerationJobOut(**asdict(job), rollouts=rollouts)
 
     @app.get(f"{PREFIX}/status", response_model=Status, summary="Counts and next runs")
     def status() -> Status:
@@ -224,7 +234,8 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         return [VersionOut(version=v, first_seen_unix_nano=int(first), conversations=int(n),
                            graded=int(graded)) for v, first, n, graded in rows]
 
-    @app.post(f"{PREFIX}/process", response_model=ProcessSummary, responses=_errors(500),
+    @app.post(f"{PREFIX}/process", response_model=ProcessSummary,
+              responses=_errors(403, 500),
               summary="Process new spans into conversations and the map now "
                       "(as `tracemill process`)")
     def process_now() -> ProcessSummary:
@@ -292,7 +303,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             return list_runs(c)
 
     @app.post(f"{PREFIX}/runs", status_code=202, response_model=GenerationJobOut,
-              responses=_errors(400, 409),
+              responses=_errors(400, 403, 409),
               summary="Start a generation run now with a budget")
     def start_run(body: StartRun) -> GenerationJobOut:
         try:
@@ -321,7 +332,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         return job_out(found)
 
     @app.post(f"{PREFIX}/jobs/{{job_id}}/stop", response_model=GenerationJobOut,
-              responses=_errors(404),
+              responses=_errors(403, 404),
               summary="Stop a generation run started in this service (it is stored as "
                       "interrupted and can be resumed)")
     def stop_job(job_id: str) -> GenerationJobOut:
@@ -351,9 +362,17 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
             raise HTTPException(403, str(exc)) from None
         if out.exists() and not out.is_dir():
             raise HTTPException(409, f"{out} is a file; give a folder to write into")
-        return export_out(jobs.start_export(body.format, out, ExportOptions(
-            loss_mask=body.loss_mask, seed=body.seed,
-            allow_length_bias=body.allow_length_bias, redact=settings.redact)))
+        with exporting:  # two requests for one folder: the second sees the first
+            writing = [e for e in jobs.exports()
+                       if e.out == str(out) and e.state in ("queued", "running")]
+            if writing:
+                raise HTTPException(409, f"export {writing[0].export_id} is still writing "
+                                         f"into {out}; wait for it to finish (GET "
+                                         f"{PREFIX}/exports/{writing[0].export_id}) or "
+                                         "choose another folder")
+            return export_out(jobs.start_export(body.format, out, ExportOptions(
+                loss_mask=body.loss_mask, seed=body.seed,
+                allow_length_bias=body.allow_length_bias, redact=settings.redact)))
 
     @app.get(f"{PREFIX}/exports/{{export_id}}", response_model=ExportJobOut,
              responses=_errors(404), summary="One export with its data card once landed")
@@ -390,7 +409,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         return found.to_json()
 
     @app.post(f"{PREFIX}/labels", status_code=201, response_model=LabelsStored,
-              responses=_errors(400),
+              responses=_errors(400, 403),
               summary="Late feedback: label a conversation, trace or rollout")
     def label(body: LabelIn) -> LabelsStored:
         from processor.labels import LabelRow, store_labels, unknown_targets
@@ -410,7 +429,7 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         with cursor() as c:
             return [asdict(report) for report in judge_report(c)]
 
-    @app.post(f"{PREFIX}/split", responses=_errors(400),
+    @app.post(f"{PREFIX}/split", responses=_errors(400, 403),
               summary="Hold out situations for evaluation (as `split --json`); the split is "
                       "stored")
     def split(body: SplitIn) -> dict[str, Any]:
@@ -430,6 +449,12 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
         return JSONResponse({"error": exc.detail}, status_code=exc.status_code,
                             headers=exc.headers)
 
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Any, exc: RequestValidationError) -> JSONResponse:
+        # the problems without the input FastAPI would echo: it may hold what the
+        # redact setting hides, and the answer keeps the API's one error shape
+        return answer({"error": validation_message(exc)}, status_code=422)
+
     @app.exception_handler(Exception)
     async def _crash(_: Any, exc: Exception) -> JSONResponse:
         _log.error("API request failed", extra={"fields": {"error": repr(exc)}})
@@ -442,6 +467,37 @@ def build_app(settings: Settings, store: Store, jobs: ServiceJobs) -> FastAPI:
     return app
 
 
+def validation_message(exc: RequestValidationError) -> str:
+    """``loc: msg; ...`` for each problem of a request (``body.budget: Input should be a
+    valid string``), without the input."""
+    problems = [f"{'.'.join(str(part) for part in error.get('loc', ()))}: "
+                f"{error.get('msg', 'invalid')}" for error in exc.errors()]
+    return "; ".join(problems) or "the request does not match the API's schema"
+
+
+class _AdminApp(FastAPI):
+    """FastAPI whose OpenAPI document declares the API's own 422 answer (:class:`ErrorBody`,
+    from :func:`validation_message`) instead of FastAPI's default one."""
+
+    def openapi(self) -> dict[str, Any]:
+        if self.openapi_schema is not None:
+            return self.openapi_schema
+        document = super().openapi()
+        for operations in document.get("paths", {}).values():
+            for operation in operations.values():
+                invalid = operation.get("responses", {}).get("422")
+                if invalid is not None:
+                    operation["responses"]["422"] = {
+                        "description": "The request does not match the schema: each field "
+                                       "and its problem",
+                        "content": {"application/json": {
+                            "schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+        schemas = document.get("components", {}).get("schemas", {})
+        for unused in ("HTTPValidationError", "ValidationError"):
+            schemas.pop(unused, None)
+        return document
+
+
 class ApiServer:
     """The API on its own thread and event loop, on a socket bound at construction."""
 
@@ -449,8 +505,8 @@ class ApiServer:
         host, port = split_address(settings.api_address)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._socket = socket.create_server((host, port), family=family, reuse_port=False)
-        self.address = f"{host}:{self._socket.getsockname()[1]}"
-        """Where it listens (host:port)."""
+        self.address = join_address(host, self._socket.getsockname()[1])
+        """Where it listens (host:port; ``[::1]:port`` for IPv6, as a URL needs it)."""
         self._server = QuietUvicorn(uvicorn.Config(app, log_level="warning", access_log=False,
                                                lifespan="off"))
         self._thread = threading.Thread(target=self._run, name="tracemill-api", daemon=True)

@@ -43,12 +43,16 @@ class GenerationJobOut(BaseModel):
     job_id: str = Field(description="The service's id for the request.")
     trigger: str = Field(description="schedule or api.")
     budget: str = Field(description="Its budget.")
-    state: str = Field(description="queued, running, finished or failed.")
-    run_id: str | None = Field(description="The generation run, once recorded.")
+    state: str = Field(description="queued, running, stopping, stopped, finished or failed.")
+    run_id: str | None = Field(description="The generation run, once it has settled on one "
+                               "(a new run once planned, or the unfinished run it resumes).")
     error: str | None = Field(description="Why it failed.")
     rollouts: int = Field(description="Rollouts the run has stored so far.")
     started_unix_nano: int = Field(description="When it started (0: queued).")
     ended_unix_nano: int | None = Field(description="When it ended.")
+    finished: int = Field(0, description="Rollouts the run has finished so far, ahead of "
+                          "`rollouts` by those not yet committed (a resumed run's earlier "
+                          "rollouts included).")
 
 
 class Status(BaseModel):
@@ -77,12 +81,20 @@ class StartExport(BaseModel):
     format: str = Field(description="The export format (`tracemill export --format`).",
                         json_schema_extra={"enum": list[JsonValue](sorted(FORMATS))})
     out: str = Field(min_length=1, description="Folder to write into: relative to "
-                     "export_dir, or an absolute path inside it.")
+                     "export_dir, or an absolute path inside it.",
+                     json_schema_extra={"pattern": "^[^\\x00]*$"})  # checked by _path
     loss_mask: Literal["per-message", "final-turn"] = Field(
         default="per-message", description="SFT: every agent turn, or only the final one.")
     seed: int = Field(default=0, description="Seed of preference pairings.")
     allow_length_bias: bool = Field(default=False, description="Write length-biased "
                                     "preference pairs anyway (warned in the card).")
+
+    @field_validator("out")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        if "\x00" in value:
+            raise ValueError("a folder name cannot hold a NUL character")
+        return value
 
     @field_validator("format")
     @classmethod

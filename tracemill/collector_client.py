@@ -17,7 +17,7 @@ from typing import Any
 
 import httpx
 
-from tracemill.config import Settings, is_loopback, split_address
+from tracemill.config import Settings, is_loopback, join_address, split_address
 from tracemill.errors import StoreLockedError, TracemillError
 from tracemill.service_info import read_service_info
 
@@ -32,7 +32,7 @@ def ask_collector(settings: Settings, path: str, locked: StoreLockedError) -> di
     """A JSON document from the running collector that holds the store; raises
     ``StoreLockedError`` (naming the URL and the problem) when it does not answer."""
     service = read_service_info(settings.db, locked.pid)
-    address = service.http if service else settings.http_address
+    address = _url_address(service.http if service else settings.http_address)
     tls = service.tls if service else settings.tls_cert is not None
     url = f"{'https' if tls else 'http'}://{address}{path}"
     headers = {}
@@ -43,6 +43,8 @@ def ask_collector(settings: Settings, path: str, locked: StoreLockedError) -> di
     verify = not is_loopback(host)
     try:
         response = httpx.get(url, headers=headers, timeout=10, verify=verify)
+    except httpx.InvalidURL as exc:
+        raise _bad_url(url, exc, "--http-address / TRACEMILL_HTTP_ADDRESS") from None
     except httpx.HTTPError as exc:
         raise StoreLockedError(
             locked.path, locked.pid, f"and {url} did not answer: {exc}") from None
@@ -66,7 +68,21 @@ def ask_collector(settings: Settings, path: str, locked: StoreLockedError) -> di
 def api_url(settings: Settings, locked: StoreLockedError | None = None) -> str:
     """The base URL (``http://HOST:PORT/api/v1``) of the service holding the store."""
     service = read_service_info(settings.db, locked.pid if locked else None)
-    return f"http://{service.api if service else settings.api_address}/api/v1"
+    return f"http://{_url_address(service.api if service else settings.api_address)}/api/v1"
+
+
+def _url_address(address: str) -> str:
+    """``host:port`` as a URL takes it: an IPv6 host in brackets, also when a service
+    file of an older version wrote it without (``::1:4319``)."""
+    try:
+        return join_address(*split_address(address))
+    except ValueError:
+        return address  # httpx names what is wrong with it
+
+
+def _bad_url(url: str, exc: Exception, setting: str) -> TracemillError:
+    return TracemillError(f"cannot ask the running service at {url!r}: {exc}; set "
+                          f"{setting} to its HOST:PORT ([::1]:4319 for IPv6)")
 
 
 def ask_api(settings: Settings, path: str, locked: StoreLockedError, *,
@@ -86,6 +102,8 @@ def ask_api(settings: Settings, path: str, locked: StoreLockedError, *,
         else:
             response = httpx.post(url, headers=headers, params=query, json=body,
                                   timeout=timeout)
+    except httpx.InvalidURL as exc:
+        raise _bad_url(url, exc, "--api-address / TRACEMILL_API_ADDRESS") from None
     except httpx.HTTPError as exc:
         raise StoreLockedError(locked.path, locked.pid, f"and its admin API at {url} did "
                                f"not answer: {exc}; set --api-address / "
@@ -107,10 +125,11 @@ def ask_api(settings: Settings, path: str, locked: StoreLockedError, *,
 
 def _api_error(response: httpx.Response) -> str:
     try:
-        detail = response.json().get("error")
+        body = response.json()
+        detail = body.get("error") or body.get("detail")
     except (ValueError, AttributeError):
         detail = None
-    if isinstance(detail, list):  # FastAPI's validation errors
+    if isinstance(detail, list):  # a service of an older version: FastAPI's 422 body
         detail = "; ".join(f"{'.'.join(str(p) for p in d.get('loc', ()))}: {d.get('msg')}"
                            for d in detail if isinstance(d, dict))
     return str(detail or response.text)

@@ -243,8 +243,8 @@ class Settings(BaseModel):
     )
     process_every_seconds: float = Field(
         default=0.0, ge=0,
-        description="In `serve`, rebuild conversations and the failure map this often and "
-        "serve the map at GET /map (0: never; run `tracemill map` on the stopped file).",
+        description="In `serve`, rebuild conversations and the failure map this often (0: "
+        "only when `tracemill process` or POST /api/v1/process asks).",
     )
     generate_cron: str | None = Field(
         default=None,
@@ -263,6 +263,15 @@ class Settings(BaseModel):
         description="In `serve`, host:port of the admin HTTP API (/api/v1, OpenAPI document "
         "at /api/v1/openapi.json), apart from the ingestion ports. Default: loopback and the "
         "port after http_address's (127.0.0.1:4319; port 0 when http_address has port 0).",
+    )
+    api_hosts: tuple[str, ...] = Field(
+        default=(),
+        description="Host names the admin API answers to besides localhost, 127.0.0.1, "
+        "[::1] and api_address's host (e.g. tracemill.internal, *.example.com, or * for "
+        "any; comma-separated in the environment): a request naming another Host is refused, so "
+        "a web page cannot reach the API by pointing its own name at this machine (DNS "
+        "rebinding). With api_address on 0.0.0.0 or :: and none named, any name is "
+        "answered: the admin token, required there, guards it.",
     )
     admin_token: SecretStr | None = Field(
         default=None,
@@ -318,7 +327,7 @@ class Settings(BaseModel):
         return value
 
     @field_validator("reward_keys", "model_version_sources", "redact", "cors_origins",
-                     mode="before")
+                     "api_hosts", mode="before")
     @classmethod
     def _split_list(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -335,6 +344,11 @@ class Settings(BaseModel):
                 "into one (`echo 'ducklake:postgres:... data_path=DIR' > team.lake`) and "
                 "pass --db team.lake")
         return value
+
+    @field_validator("api_hosts")
+    @classmethod
+    def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_host_pattern(name) for name in value)
 
     @field_validator("generate_cron")
     @classmethod
@@ -369,6 +383,27 @@ def split_address(address: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
         raise ValueError(f"{address!r} is not host:port (for example 127.0.0.1:4317)")
     return host.strip("[]"), int(port_text)
+
+
+def _host_pattern(name: str) -> str:
+    """An ``api_hosts`` entry as the Host header names it: lower case, IPv6 in brackets."""
+    name = name.strip().lower()
+    if ":" in name.strip("[]"):
+        try:
+            return f"[{ipaddress.IPv6Address(name.strip('[]'))}]"
+        except ValueError:
+            pass
+    elif name == "*" or (name.startswith("*.") and "*" not in name[1:]) or (
+            name and "*" not in name and "/" not in name):
+        return name
+    raise ValueError(f"{name!r} is not a host name: give a name or address without a port "
+                     "(tracemill.internal, 10.0.0.5, fd00::1), a pattern like "
+                     "*.example.com, or * for any")
+
+
+def join_address(host: str, port: int) -> str:
+    """``host:port``, with an IPv6 host in brackets (``[::1]:4319``), as URLs need it."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 def cron_trigger(expression: str) -> Any:

@@ -1,26 +1,30 @@
-"""The DuckLake backend: ``--db 'ducklake:postgres:<libpq conninfo> data_path=DIR'``.
+"""The DuckLake backend: ``--db team.lake``, a *lake file* holding
+``ducklake:postgres:<libpq conninfo> data_path=DIR``.
 
 Past one machine the store is a DuckLake: its catalog in PostgreSQL, its rows in Parquet
 files under a shared data path. Every process (collectors, ``process``, ``generate``)
 opens it with :func:`connect_lake`, which ATTACHes the lake as ``lake`` and makes each
 cursor ``USE`` it, so the same SQL runs as on a DuckDB file.
 
-The URL is DuckLake's own attach string with two keys of tracemill's mixed into the
-conninfo (they are taken out before it reaches PostgreSQL)::
+The command line takes the lake only through a lake file: a small text file holding
+DuckLake's own attach string (password included, so it can be private), for example::
 
-    ducklake:postgres:dbname=tm host=db.internal user=tm data_path=/srv/lake local=/var/lib/tm
+    ducklake:postgres:dbname=tm host=db.internal user=tm data_path=/srv/lake
 
-``data_path`` (needed only when the lake is created; DuckLake remembers it) is where the
-Parquet files go: a shared folder or an object store URL.
+``data_path``, a key of tracemill's taken out of the conninfo before it reaches
+PostgreSQL, is needed only when the lake is created (DuckLake remembers it): where the
+Parquet files go, a shared folder or an object store URL. A URL given straight as
+``--db`` is refused (:class:`~tracemill.config.Settings` asks for a lake file), so every
+process names the same lake and keeps its local state in a known place.
 
 Each process that writes keeps local state, as it would beside a DuckDB file: the
 collector's spool, a lock (one writing process per local state, as one per DuckDB file)
 and its identity in the lake. It lives beside the store's *anchor*, the path
-``Store.path`` reports. The URL given as ``--db`` anchors at ``<local>/lake`` (``local``
-defaults to ``./tracemill-lake``). Or ``--db`` names a *lake file*: a small text file
-holding the URL (password included, so it can be private); it is its own anchor, and its
-spool is ``FILE.spool`` beside it, exactly as for a DuckDB file. Two processes on one
-machine use two lake files with the same URL.
+``Store.path`` reports. A lake file is its own anchor, and its spool is ``FILE.spool``
+beside it, exactly as for a DuckDB file; two processes on one machine use two lake files
+with the same URL. (Code that opens a URL itself, :func:`~tracemill.store.open_store`
+in the tests, anchors it at ``<local>/lake``, ``local=`` being tracemill's other key,
+default ``./tracemill-lake``; a lake file refuses ``local=``.)
 
 What DuckLake does not take, and what stands in for it:
 
@@ -42,7 +46,7 @@ What DuckLake does not take, and what stands in for it:
   order across all writers, so a row committed later always has a larger one.
 
 Two writers that touch the same data conflict at commit; :func:`retrying` repeats such a
-unit of work. :func:`maintain` merges small files and expires old snapshots.
+unit of work. :func:`maintain_lake` merges small files and expires old snapshots.
 """
 
 from __future__ import annotations
@@ -177,8 +181,6 @@ class LakeConnection:
 class LakeMaintenance:
     """What one :func:`maintain_lake` did."""
 
-    merged: bool
-    """Whether adjacent small files were merged."""
     expired_snapshots: int
     """Snapshots expired."""
     files_removed: int
@@ -533,6 +535,6 @@ def maintain_lake(cursor: duckdb.DuckDBPyConnection, *,
                   f"older_than => {older_than})")
     removed = run(f"CALL ducklake_cleanup_old_files({_literal(ALIAS)}, "
                   f"older_than => {older_than})")
-    return LakeMaintenance(merged=True, expired_snapshots=len(expired),
+    return LakeMaintenance(expired_snapshots=len(expired),
                            files_removed=len(removed),
                            seconds=time.perf_counter() - started)

@@ -95,7 +95,6 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     """Run the service until SIGTERM or SIGINT; returns the exit code."""
     from collector.server import Collector, check_exposure, run_forever
     from generator.schedule import ServiceJobs
-    from processor.map_records import map_answer_json
     from tracemill.api import ApiServer, build_app, check_api_exposure
     from tracemill.page import PAGE_PATH
     from tracemill.store import open_configured
@@ -110,18 +109,12 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     require_port_free(settings.http_address, "OTLP/HTTP", "--http-address")
     require_port_free(settings.api_address, "the admin API", "--api-address")
     store = open_configured(settings, store_spool=False)  # the collector stores its spool
-
-    def current_map() -> str:
-        cursor = store.cursor()
-        try:
-            return map_answer_json(cursor, settings.process_every_seconds)
-        finally:
-            cursor.close()
-
     jobs = ServiceJobs(settings, store, args.environ)
     try:
         api = ApiServer(settings, build_app(settings, store, jobs))
-        collector = Collector(settings, store, {"/map": current_map})
+        # the map is read through the admin API (token, redaction); the ingestion port
+        # answers only OTLP, health, metrics and /stats
+        collector = Collector(settings, store)
     except BaseException:
         store.close()
         raise

@@ -7,13 +7,20 @@ API and the OTLP/HTTP endpoint are, so a service on non-default or free ports (p
 found without ``--api-address``. A file whose pid is not alive (a service killed with
 SIGKILL) or is not the process holding the lock is ignored, and the configured addresses
 are used instead.
+
+The command line sends the admin and ingestion tokens to the addresses the file names, so
+it is written only as a private file of its own (created exclusively, mode 0600, then
+renamed into place) and a file owned by another user, or a symbolic link, is not
+believed: the command says so on stderr and uses the configured addresses.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -21,6 +28,7 @@ __all__ = ["ServiceInfo", "info_path", "read_service_info", "remove_service_info
            "write_service_info"]
 
 SUFFIX = ".serve.json"
+_log = logging.getLogger("tracemill.service_info")
 
 
 @dataclass(frozen=True)
@@ -45,11 +53,20 @@ def info_path(store: Path) -> Path:
 
 
 def write_service_info(store: Path, info: ServiceInfo) -> Path:
-    """Write the service file atomically; returns its path."""
+    """Write the service file atomically through a temporary file of our own (created
+    exclusively, mode 0600, so nobody else can have placed or opened it); returns its
+    path."""
     path = info_path(store)
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(asdict(info)), encoding="utf-8")
-    temporary.replace(path)
+    descriptor, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.",
+                                        suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+            file.write(json.dumps(asdict(info)))
+        os.replace(name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
     return path
 
 
@@ -72,12 +89,31 @@ def read_service_info(store: Path, holder: int | None = None) -> ServiceInfo | N
 
 def _read(path: Path) -> ServiceInfo | None:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        if path.is_symlink():
+            _distrust(path, "it is a symbolic link")
+        elif not isinstance(exc, FileNotFoundError):
+            _log.debug("service file unreadable", extra={"fields": {"error": str(exc)}})
+        return None
+    try:
+        with os.fdopen(descriptor, encoding="utf-8") as file:
+            owner = os.fstat(file.fileno()).st_uid
+            if owner != os.getuid():
+                _distrust(path, f"it belongs to user id {owner}, not to you ({os.getuid()})")
+                return None
+            data = json.loads(file.read())
         return ServiceInfo(pid=int(data["pid"]), grpc=str(data["grpc"]),
                            http=str(data["http"]), api=str(data["api"]),
                            tls=bool(data.get("tls", False)))
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _distrust(path: Path, why: str) -> None:
+    _log.warning(f"ignoring the service file {path}: {why}, and the tokens would go to "
+                 "whatever address it names; using the configured addresses instead "
+                 "(remove the file, or run the service as this user)")
 
 
 def _alive(pid: int) -> bool:

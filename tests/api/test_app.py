@@ -26,9 +26,10 @@ def client_for(db: Path) -> Iterator[MakeClient]:
     """Apps over one real store, each with its own settings."""
     store = open_store(db)
 
-    def make(**options: Any) -> TestClient:
+    def make(host: str = "127.0.0.1:4319", **options: Any) -> TestClient:
         settings = Settings(db=db, **options)
-        return TestClient(build_app(settings, store, ServiceJobs(settings, store, {})))
+        return TestClient(build_app(settings, store, ServiceJobs(settings, store, {})),
+                          base_url=f"http://{host}")
 
     yield make
     store.close()
@@ -65,6 +66,8 @@ def test_exports_through_the_api_stay_under_export_dir(tmp_path: Path) -> None:
     for outside in ("../elsewhere", "/etc", str(tmp_path)):
         with pytest.raises(TracemillError, match="export_dir"):
             export_folder(settings, outside)
+    with pytest.raises(TracemillError, match="plain folder name"):
+        export_folder(settings, "a\x00b")
     beside = Settings(db=tmp_path / "t.duckdb")
     assert export_folder(beside, str(tmp_path / "x")) == (tmp_path / "x").resolve()
 
@@ -88,3 +91,43 @@ def test_the_redactor_masks_keys_and_their_echoes(document: object, expected: ob
 def test_no_patterns_no_change() -> None:
     document = {"user.email": "bob@example.com"}
     assert Redactor([]).apply(document) is document and not Redactor([" "])
+
+
+def test_invalid_requests_answer_the_error_body_without_the_input(
+        client_for: MakeClient) -> None:
+    client = client_for(redact=("order_id",))
+    secret = "order_id A-12345 of bob@example.com"
+    answer = client.post("/api/v1/runs", json={"budget": {"order_id": secret}})
+    assert answer.status_code == 422
+    assert answer.json() == {"error": "body.budget: Input should be a valid string"}
+    assert secret not in answer.text and "A-12345" not in answer.text
+    several = client.get("/api/v1/conversations", params={"limit": 0, "outcome": secret})
+    assert several.status_code == 422 and set(several.json()) == {"error"}
+    problems = several.json()["error"].split("; ")
+    assert sorted(p.split(":")[0] for p in problems) == ["query.limit", "query.outcome"]
+    assert secret not in several.text
+    # the document declares that body, not FastAPI's default one
+    document = client.get("/api/v1/openapi.json").json()
+    declared = document["paths"]["/api/v1/runs"]["post"]["responses"]["422"]
+    assert declared["content"]["application/json"]["schema"] == {
+        "$ref": "#/components/schemas/ErrorBody"}
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+
+
+def test_a_second_export_into_a_folder_being_written_is_refused(
+        client_for: MakeClient, tmp_path: Path) -> None:
+    # the scheduler is not started here: the first export stays queued
+    client = client_for(export_dir=tmp_path / "exports")
+    first = client.post("/api/v1/exports", json={"format": "sft", "out": "sft"})
+    assert first.status_code == 202 and first.json()["state"] == "queued"
+    again = client.post("/api/v1/exports", json={"format": "rl", "out": str(
+        tmp_path / "exports" / "other" / ".." / "sft")})
+    assert again.status_code == 409
+    assert first.json()["export_id"] in again.json()["error"]
+    assert "another folder" in again.json()["error"]
+    nul = client.post("/api/v1/exports", json={"format": "sft", "out": "\x00"})
+    assert nul.status_code == 422 and "NUL" in nul.json()["error"]
+    elsewhere = client.post("/api/v1/exports", json={"format": "sft", "out": "other"})
+    assert elsewhere.status_code == 202
+    assert [e["out"] for e in client.get("/api/v1/exports").json()].count(
+        str((tmp_path / "exports" / "sft").resolve())) == 1

@@ -26,8 +26,9 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def api_schema(db: Path, tmp_path: Path) -> Iterator[Any]:
+    # schemathesis asks as host "testserver": a name given to api_hosts
     config = Settings(db=db, admin_token=SecretStr(TOKEN), export_dir=tmp_path / "exports",
-                      redact=("email",), agent="offline", budget="2")
+                      redact=("email",), agent="offline", budget="2", api_hosts=("testserver",))
     store = open_store(db)
     jobs = ServiceJobs(config, store, {})
     jobs.start()

@@ -36,7 +36,8 @@ def client(store_copy: Path) -> Iterator[TestClient]:
     store = open_store(store_copy)
     settings = Settings(db=store_copy)
     try:
-        yield TestClient(build_app(settings, store, ServiceJobs(settings, store, {})))
+        yield TestClient(build_app(settings, store, ServiceJobs(settings, store, {})),
+                         base_url="http://127.0.0.1:4319")
     finally:
         store.close()
 
@@ -104,7 +105,8 @@ def test_map_since_prints_what_the_api_answers(store_copy: Path,
     store = open_store(store_copy)
     try:
         settings = Settings(db=store_copy)
-        client = TestClient(build_app(settings, store, ServiceJobs(settings, store, {})))
+        client = TestClient(build_app(settings, store, ServiceJobs(settings, store, {})),
+                            base_url="http://127.0.0.1:4319")
         api = client.get("/api/v1/map", params={"since": "v0.5"}).json()
     finally:
         store.close()

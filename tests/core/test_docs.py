@@ -5,8 +5,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 import tracemill.errors
+import tracemill.lake
 from tracemill.config import Settings, load_settings
+from tracemill.errors import ConfigError
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -33,3 +37,12 @@ def test_the_readme_lists_the_exit_codes_of_the_errors_module() -> None:
     documented = set(re.findall(r"^(\d+)\s{2,}", table, re.M))
     in_readme = set(re.findall(r"^\| (\d+) \|", README.read_text(), re.M))
     assert documented and documented == in_readme
+
+
+def test_the_lake_module_shows_the_command_line_it_takes() -> None:
+    # the command line refuses a lake URL as --db and asks for a lake file
+    with pytest.raises(ConfigError, match="lake file"):
+        load_settings({"db": "ducklake:postgres:dbname=tm data_path=/srv/lake"}, {})
+    doc = tracemill.lake.__doc__ or ""
+    assert "--db 'ducklake:" not in doc and "``--db`` is refused" in doc
+    assert "--db team.lake" in doc

@@ -5,8 +5,11 @@ configure them, and the generation CronJob starting a real run in a real service
 
 from __future__ import annotations
 
+import importlib.util
+import os
 import re
 import shutil
+import signal
 import ssl
 import subprocess
 import sys
@@ -22,6 +25,7 @@ from processor.run import ProcessOptions, process
 from tests.deploy._files import (
     IMAGE_HELPERS,
     KUBERNETES,
+    TRIGGER,
     container_env,
     helper,
     kubernetes_objects,
@@ -288,3 +292,86 @@ def test_generation_cronjob_starts_a_run_in_the_running_service(
     gone = run(command, job_env)
     assert gone.returncode == 3 and "did not answer" in gone.stderr, gone.stderr
     assert "Traceback" not in gone.stderr + wrong.stderr
+
+
+def _trigger_module() -> Any:
+    spec = importlib.util.spec_from_file_location("trigger_generation", TRIGGER)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_cronjob_retries_only_a_trigger_that_started_nothing() -> None:
+    """A retry POSTs /runs again: after a run was started that is a second run, the
+    budget spent twice. Only 'nothing was started' may be retried."""
+    trigger = _trigger_module()
+    cronjob = next(o for _, o in _objects() if o["kind"] == "CronJob")
+    job = cronjob["spec"]["jobTemplate"]["spec"]
+    assert job["backoffLimit"] > 0
+    (rule,) = job["podFailurePolicy"]["rules"]
+    assert rule["action"] == "FailJob" and rule["onExitCodes"]["operator"] == "In"
+    assert rule["onExitCodes"]["containerName"] == pod_spec(cronjob)["containers"][0]["name"]  # type: ignore[index]
+    assert set(rule["onExitCodes"]["values"]) == {
+        trigger.EXIT_FAILED, trigger.EXIT_USAGE, trigger.EXIT_LOST_CONTACT}
+    assert trigger.EXIT_UNAVAILABLE not in rule["onExitCodes"]["values"]
+    assert len({trigger.EXIT_FAILED, trigger.EXIT_USAGE, trigger.EXIT_UNAVAILABLE,
+                trigger.EXIT_LOST_CONTACT}) == 4
+    # the header table of the trigger lists every code
+    for code in (0, 1, 2, 3, 4):
+        assert re.search(rf"^{code}   \S", trigger.__doc__, re.M), code
+
+
+@pytest.mark.integration
+@pytest.mark.slow
+def test_a_trigger_that_loses_the_service_after_starting_a_run_does_not_start_another(
+        processed_store: Path, tmp_path: Path) -> None:
+    cronjob = next(o for _, o in _objects() if o["kind"] == "CronJob")
+    trigger = pod_spec(cronjob)["containers"][0]  # type: ignore[index]
+    deployment = _container("standalone.yaml", "tracemill")
+    fail_job = set(cronjob["spec"]["jobTemplate"]["spec"]["podFailurePolicy"]["rules"][0]
+                   ["onExitCodes"]["values"])
+    db = tmp_path / "tracemill.duckdb"
+    shutil.copy(processed_store, db)
+    env = with_free_ports(container_env(deployment))
+    chain, key, _ = tls_files(tmp_path / "tls", "tracemill")
+    env.update(TRACEMILL_TLS_CERT=str(chain), TRACEMILL_TLS_KEY=str(key),
+               TRACEMILL_DB=str(db), TRACEMILL_AGENT="offline", TRACEMILL_CONCURRENCY="1")
+    headers = {"authorization": f"Bearer {env['TRACEMILL_ADMIN_TOKEN']}"}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("TRACEMILL_")}
+    with serving(["tracemill", *deployment["args"]], env, tmp_path) as server:
+        api = f"http://{server.api}/api/v1"
+        follower = subprocess.Popen(
+            helper([*trigger["command"], "--budget", "3000", "--poll", "0.2",
+                    "--timeout", "1"]),
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**clean, **container_env(trigger), "TRACEMILL_API_ADDRESS": server.api})
+        assert follower.stdout is not None
+        started = follower.stdout.readline()
+        job_id = re.search(r"started job (\S+)", started).group(1)  # type: ignore[union-attr]
+        deadline = time.monotonic() + 60
+        while httpx.get(f"{api}/jobs/{job_id}", headers=headers,
+                        timeout=30).json()["run_id"] is None:  # planned and recorded
+            assert time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.05)
+        os.kill(server.process.pid, signal.SIGSTOP)  # the API stops answering
+        try:
+            out, err = follower.communicate(timeout=60)
+        finally:
+            os.kill(server.process.pid, signal.SIGCONT)
+        assert follower.returncode == 4, out + err
+        assert follower.returncode in fail_job  # the Job fails at once: no second POST
+        assert "Traceback" not in err and "Not retrying" in err and job_id in err, err
+        # the run goes on in the service: one job, one run
+        jobs = httpx.get(f"{api}/status", headers=headers, timeout=30).json()["jobs"]
+        assert [(j["job_id"], j["state"]) for j in jobs] == [(job_id, "running")]
+        stopped = httpx.post(f"{api}/jobs/{job_id}/stop", headers=headers, timeout=30)
+        assert stopped.status_code == 200, stopped.text
+        deadline = time.monotonic() + 60
+        while (job := httpx.get(f"{api}/jobs/{job_id}", headers=headers,
+                                timeout=30).json())["state"] != "stopped":
+            assert time.monotonic() < deadline, job
+            time.sleep(0.1)
+        runs = httpx.get(f"{api}/runs", headers=headers, timeout=30).json()
+        assert [(r["run_id"], r["stop_reason"]) for r in runs] == [(job["run_id"],
+                                                                    "interrupted")]

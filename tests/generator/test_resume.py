@@ -7,18 +7,29 @@ left behind), then the same command runs again, as a cron job's next attempt wou
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from generator.backends import BackendOptions
+from generator.budget import BudgetLedger
+from generator.commands import run_config
+from generator.execute import Execution, RolloutWriter
+from generator.plan import PlanOptions, build_plan, load_plan_inputs
+from generator.roles import Roles
+from generator.run import run_generation
+from generator.run_config import plan_capacity
 from tests.generator.conftest import CliResult, ReadRollouts, RunCli, StoreCopy
+from tracemill.config import Settings
 from tracemill.store import open_store
 
 pytestmark = pytest.mark.integration
@@ -147,3 +158,97 @@ def test_resume_with_other_options_is_refused(run_cli: RunCli, store_copy: Store
     # neither refusal touched the store
     assert _query(db, "SELECT run_id, state FROM generation_runs") == [(run_id, "finished")]
     assert _query(db, "SELECT count(*) FROM rollouts") == [(20,)]
+
+
+def test_a_stopped_run_keeps_what_was_in_flight_and_its_resumption_reports_progress(
+        store_copy: StoreCopy) -> None:
+    """A stop request lets the rollouts in flight finish and be stored (they were paid
+    for), leaves the run resumable, and ``on_progress`` names the run and counts its
+    finished rollouts from the first moment: for the resumed run too, starting from what
+    the stopped invocation stored."""
+    db = store_copy("stopped.duckdb")
+    settings = Settings(db=db, agent="offline", budget="60", seed=3, concurrency=4,
+                        saturation_window=0)
+    store = open_store(db)
+    try:
+        stop = threading.Event()
+        first: list[tuple[str, int]] = []
+
+        def stop_after_ten(run_id: str, finished: int) -> None:
+            first.append((run_id, finished))
+            if finished >= 10:
+                stop.set()
+
+        stopped = asyncio.run(run_generation(store, run_config(settings), {}, progress=False,
+                                             on_progress=stop_after_ten, stop=stop))
+        run_id = stopped.run_id
+        assert stopped.stop_reason == "interrupted"
+        # the rollouts in flight when the stop came finished and were stored: every
+        # rollout started was written, none was thrown away
+        assert 10 <= stopped.written <= 13
+        assert stopped.budget.rollouts_started == stopped.written and stopped.lost == []
+        assert first == [(run_id, n) for n in range(stopped.written + 1)]
+        assert store.query("SELECT state, count(*) FILTER (WHERE r.run_id IS NOT NULL) "
+                           "FROM generation_runs g LEFT JOIN rollouts r USING (run_id) "
+                           "GROUP BY state") == [("running", stopped.written)]
+
+        again: list[tuple[str, int]] = []
+        resumed = asyncio.run(run_generation(store, run_config(settings), {}, progress=False,
+                                             on_progress=lambda r, n: again.append((r, n))))
+    finally:
+        store.close()
+    assert resumed.run_id == run_id and resumed.resumed
+    assert resumed.previously_stored == stopped.written
+    assert resumed.written == 60 - stopped.written and resumed.stop_reason == "plan_done"
+    # the run id before the first rollout, then one more finished rollout at a time
+    assert again == [(run_id, n) for n in range(stopped.written, 61)]
+    assert _query(db, "SELECT run_id, state FROM generation_runs") == [(run_id, "finished")]
+    assert _query(db, "SELECT count(DISTINCT idx) FROM rollouts") == [(60,)]
+
+
+async def hanging_agent(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> str:
+    """An agent whose endpoint never answers."""
+    await asyncio.sleep(3600)
+    return "never"
+
+
+def test_rollouts_still_running_after_the_stop_grace_are_cancelled(
+        store_copy: StoreCopy) -> None:
+    """The fallback of a stop: rollouts that hang are not waited for forever."""
+    db = store_copy("hanging.duckdb")
+    settings = Settings(db=db, agent=f"python:{__name__}:hanging_agent", budget="20",
+                        concurrency=3, saturation_window=0)
+    config = run_config(settings)
+    options = config.backend or BackendOptions()
+    store = open_store(db)
+    try:
+        cursor = store.cursor()
+        try:
+            plan = build_plan(load_plan_inputs(cursor), plan_capacity(config, options.prices),
+                              PlanOptions(seed=config.seed))
+        finally:
+            cursor.close()
+    finally:
+        store.close()
+    stored: list[object] = []
+    stop = threading.Event()
+
+    async def stopped_soon() -> tuple[str, Execution, float]:
+        roles = Roles(config, {}, options)
+        try:
+            execution = Execution(RolloutWriter(stored.extend), config, roles, plan,
+                                  BudgetLedger(config.budget), options.prices, "r-hang",
+                                  frozenset(), False, stop=stop, stop_grace_s=0.5)
+            asyncio.get_running_loop().call_later(0.3, stop.set)
+            began = time.monotonic()
+            reason = await execution.run()
+            return reason, execution, time.monotonic() - began
+        finally:
+            await roles.aclose()
+
+    reason, execution, took = asyncio.run(stopped_soon())
+    assert reason == "interrupted"
+    assert 0.8 <= took < 10  # the grace was given, then the three in flight cancelled
+    assert execution.finished == [] and stored == []
+    assert len(execution.lost) == 3
+    assert all("cancelled 0.5 s after the stop request" in x for x in execution.lost)

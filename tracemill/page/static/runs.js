@@ -14,11 +14,13 @@ function budgetRollouts(budget) {
 function progress(job) {
   const total = budgetRollouts(job.budget);
   const done = job.state === "finished";
-  const fraction = total ? Math.min(1, job.rollouts / total) : done ? 1 : null;
-  const label = total ? `${job.rollouts} / ${total} rollouts` : `${job.rollouts} rollouts · budget ${job.budget}`;
+  // finished counts rollouts as they end; rollouts (stored) lags by the rows not yet committed
+  const count = Math.max(job.finished || 0, job.rollouts || 0);
+  const fraction = total ? Math.min(1, count / total) : done ? 1 : null;
+  const label = total ? `${count} / ${total} rollouts` : `${count} rollouts · budget ${job.budget}`;
   return h("div", {
-    class: `progress ${known(job.state, ["queued", "running", "finished", "failed", "stopped", "interrupted"])}${fraction === null ? " indeterminate" : ""}`,
-    role: "progressbar", "aria-valuemin": "0", "aria-valuemax": total || "", "aria-valuenow": job.rollouts, "aria-label": label,
+    class: `progress ${known(job.state, ["queued", "running", "stopping", "finished", "failed", "stopped", "interrupted"])}${fraction === null ? " indeterminate" : ""}`,
+    role: "progressbar", "aria-valuemin": "0", "aria-valuemax": total || "", "aria-valuenow": count, "aria-label": label,
   }, h("span", { class: "fill", style: { width: fraction === null ? "" : fraction * 100 + "%" } }), h("span", { class: "label" }, label));
 }
 
