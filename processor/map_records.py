@@ -1,6 +1,6 @@
 """The failure map as users see it: one record per situation, read from the store.
 
-``tracemill map --json``, the running collector's ``GET /map`` and the reports all print
+``tracemill map --json``, the admin API's ``GET /api/v1/map`` and the reports all print
 these records, read here from the tables processing last stored (``situations``,
 ``situation_members``, and ``failure_map`` for the pair-cell detail), so a map computed
 offline and one answered by a running ``tracemill serve`` have one schema:
@@ -10,8 +10,7 @@ offline and one answered by a running ``tracemill serve`` have one schema:
   comparison (what was compared, p, the interval of the difference), its weight for
   generation (priority, budget share) and its member conversations (every id, and a few
   failing examples first);
-* :class:`CellRecord`: one stored pair cell (``tracemill map --cells``);
-* :class:`MapAnswer`: the collector's ``/map`` document, both lists.
+* :class:`CellRecord`: one stored pair cell (``tracemill map --cells``).
 """
 
 from __future__ import annotations
@@ -30,10 +29,8 @@ __all__ = [
     "CellRecord",
     "Coordinate",
     "Interval",
-    "MapAnswer",
     "PeriodRecord",
     "SituationRecord",
-    "map_answer_json",
     "read_cells",
     "read_members",
     "read_situations",
@@ -117,16 +114,6 @@ class CellRecord(BaseModel):
     priority: float = Field(description="Weight for generation.")
     budget_share: float = Field(description="Share of a generation budget.")
     conversations: int = Field(description="Conversations in the cell, all versions.")
-
-
-class MapAnswer(BaseModel):
-    """The running collector's ``GET /map`` document."""
-
-    situations: list[SituationRecord] = Field(description="Every situation, worst first.")
-    cells: list[CellRecord] = Field(description="Every stored pair cell, failing first.")
-    process_every_seconds: float = Field(
-        description="How often the collector rebuilds the map (0: it does not; the map is "
-                    "as the store was last processed).")
 
 
 def _interval(low: float | None, high: float | None) -> Interval | None:
@@ -217,10 +204,4 @@ def read_cells(cursor: duckdb.DuckDBPyConnection) -> list[CellRecord]:
             priority=row["priority"], budget_share=row["budget_share"],
             conversations=row["conversations"]))
     return cells
-
-
-def map_answer_json(cursor: duckdb.DuckDBPyConnection, process_every_seconds: float) -> str:
-    """The collector's ``GET /map`` answer: the map as processing last stored it."""
-    return MapAnswer(situations=read_situations(cursor), cells=read_cells(cursor),
-                     process_every_seconds=process_every_seconds).model_dump_json()
 
