@@ -17,15 +17,21 @@ pre-check changes which searches run, never what they find.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Iterable
 from typing import Any
 
 __all__ = ["required_literals"]
 
-try:  # the parser behind re.compile (Python 3.11+); without it, nothing is pre-checked
-    from re import _constants as _c  # type: ignore[attr-defined]
-    from re import _parser as _p  # type: ignore[attr-defined]
+# the parser behind re.compile (Python 3.11+); without it, nothing is pre-checked. Imported
+# by name: typeshed's `re` has no such attributes, and whether mypy sees the private
+# submodules depends on what else the build reads.
+_p: Any
+_c: Any
+try:
+    _c = importlib.import_module("re._constants")
+    _p = importlib.import_module("re._parser")
 except ImportError:  # pragma: no cover - other Pythons
     _p = _c = None
 
