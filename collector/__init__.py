@@ -1,19 +1,13 @@
 """The collector: OTLP/gRPC and OTLP/HTTP receivers that store spans and log records.
 
-A request is checked (:mod:`collector.decode`), appended to an fsync'd spool and only then
+A request is checked (:mod:`collector.checks`), appended to an fsync'd spool and only then
 acknowledged (:mod:`collector.writer`); the materializer (:mod:`collector.materializer`)
 decodes spooled requests in worker processes and stores them as rows exactly once.
 """
 
 from collector.backlog import settle_spool, spool_backlog, store_spooled
-from collector.decode import (
-    DecodedBatch,
-    RequestCheck,
-    check_request,
-    decode_chunks,
-    decode_logs,
-    decode_traces,
-)
+from collector.checks import RequestCheck, check_request
+from collector.decode import DecodedBatch, decode_chunks, decode_logs, decode_traces
 from collector.errors import (
     Backpressure,
     CollectorError,

@@ -1273,6 +1273,53 @@ static void span_free(SpanParts *sp) {
     segs_free(&sp->events); segs_free(&sp->links); segs_free(&sp->status);
 }
 
+/* The status code of a span: its status occurrences merged (the last code wins). */
+static int status_parts(const SpanParts *sp, uint64_t *code, Seg *message) {
+    *code = 0;
+    message->p = (const uint8_t *)"";
+    message->n = 0;
+    for (size_t k = 0; k < sp->status.len; k++) {
+        Rd r = {sp->status.items[k].p, sp->status.items[k].p + sp->status.items[k].n};
+        Field f;
+        int got;
+        while ((got = rd_field(&r, &f, 0)) > 0) {
+            int kind = kind_of(T_STATUS, &f);
+            if (kind == K_NONE) continue;
+            if (f.num == 2) { message->p = f.s; message->n = f.n; }
+            else *code = f.v;
+        }
+        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+    }
+    return 0;
+}
+
+/* Why a span cannot be stored (NULL: it can): its ids, or a kind or status code the
+ * UTINYINT columns cannot hold (collector/checks.py check_span's rule, word for word). */
+static const char *check_span(const SpanParts *sp, char *scratch, size_t size) {
+    const char *problem = check_span_ids(sp->tid.p, sp->tid.n, sp->sid.p, sp->sid.n,
+                                         sp->parent.n, scratch, size);
+    if (problem) return problem;
+    int64_t kind = (int64_t)(int32_t)sp->kind;
+    if (kind < 0 || kind > 255) {
+        snprintf(scratch, size, "kind %lld is outside 0-255 (OTLP SpanKind is 0-5)",
+                 (long long)kind);
+        return scratch;
+    }
+    uint64_t code = 0;
+    Seg message;
+    if (status_parts(sp, &code, &message) < 0) {
+        PyErr_Clear();  /* a malformed status: validate() or emit_span reports it */
+        return NULL;
+    }
+    int64_t status = (int64_t)(int32_t)code;
+    if (status < 0 || status > 255) {
+        snprintf(scratch, size,
+                 "status.code %lld is outside 0-255 (OTLP StatusCode is 0-2)", (long long)status);
+        return scratch;
+    }
+    return NULL;
+}
+
 static uint64_t be64(const uint8_t *p) {
     uint64_t v = 0;
     for (int i = 0; i < 8; i++) v = (v << 8) | p[i];
@@ -1385,19 +1432,8 @@ static int emit_span(Decoder *d, Chunk *ch, SpanParts *sp, Buf *tmp) {
     if (col_u64(&c[10], sp->start) < 0 || col_u64(&c[11], sp->end) < 0) return -1;
     /* status: its occurrences merged */
     uint64_t code = 0;
-    Seg message = {(const uint8_t *)"", 0};
-    for (size_t k = 0; k < sp->status.len; k++) {
-        Rd r = {sp->status.items[k].p, sp->status.items[k].p + sp->status.items[k].n};
-        Field f;
-        int got;
-        while ((got = rd_field(&r, &f, 0)) > 0) {
-            int kind = kind_of(T_STATUS, &f);
-            if (kind == K_NONE) continue;
-            if (f.num == 2) { message.p = f.s; message.n = f.n; }
-            else code = f.v;
-        }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
-    }
+    Seg message;
+    if (status_parts(sp, &code, &message) < 0) return -1;
     if (col_u8(&c[12], (int64_t)(int32_t)code, "status code") < 0) return -1;
     if (col_seg_or_null(&c[13], &message, 1) < 0) return -1;
     /* attributes, keeping the deduplicated entries for the promoted columns */
@@ -1562,8 +1598,7 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
         SpanParts sp;
         if (read_span(&sp, span.p, span.n) < 0) { span_free(&sp); goto done; }
         received++;
-        const char *problem = check_span_ids(sp.tid.p, sp.tid.n, sp.sid.p, sp.sid.n,
-                                             sp.parent.n, scratch, sizeof(scratch));
+        const char *problem = check_span(&sp, scratch, sizeof(scratch));
         int rc = 0;
         if (problem) {
             rejected++;
@@ -1646,8 +1681,7 @@ static PyObject *check_traces(PyObject *self, PyObject *arg) {
                 received++;
                 SpanParts sp;
                 if (read_span(&sp, h.s, h.n) < 0) { span_free(&sp); goto fail; }
-                const char *problem = check_span_ids(sp.tid.p, sp.tid.n, sp.sid.p, sp.sid.n,
-                                                     sp.parent.n, scratch, sizeof(scratch));
+                const char *problem = check_span(&sp, scratch, sizeof(scratch));
                 int rc = 0;
                 if (problem) {
                     rejected++;

@@ -6,31 +6,8 @@ every item, and return the valid ones as an Arrow table shaped like ``otlp_spans
 the receivers report as ``partial_success``). They touch no database and no globals, so
 they can run on any thread.
 
-Promoted columns (first attribute present wins; span attributes before resource ones):
-
-=================  ===========================================================================
-column             sources
-=================  ===========================================================================
-service_name       resource ``service.name``
-service_version    resource ``service.version``
-operation          ``gen_ai.operation.name``; ``openinference.span.kind`` (lower case);
-                   ``traceloop.span.kind``; ``llm.request.type``
-conversation_id    ``gen_ai.conversation.id``, ``session.id``, ``conversation.id``, ``thread.id``
-agent_name         ``gen_ai.agent.name``, ``agent.name``, ``agent_name``
-agent_version      ``gen_ai.agent.version``
-request_model      ``gen_ai.request.model``, ``llm.request.model``, ``model`` inside the
-                   JSON of ``llm.invocation_parameters`` (OpenInference)
-response_model     ``gen_ai.response.model``, ``llm.response.model``, ``llm.model_name``
-                   (OpenInference records the model the response names there)
-provider           ``gen_ai.provider.name``, ``gen_ai.system``, ``llm.system``, ``llm.provider``
-tool_name          ``gen_ai.tool.name``, ``tool.name``
-tool_call_id       ``gen_ai.tool.call.id``, ``tool_call.id``
-input_tokens       ``gen_ai.usage.input_tokens``, ``llm.token_count.prompt``,
-                   ``gen_ai.usage.prompt_tokens``
-output_tokens      ``gen_ai.usage.output_tokens``, ``llm.token_count.completion``,
-                   ``gen_ai.usage.completion_tokens``
-error_type         ``error.type``; else ``exception.type`` of the first ``exception`` event
-=================  ===========================================================================
+The checks (:mod:`collector.checks`) and the promoted columns (:mod:`collector.promote`)
+live in their own modules.
 """
 
 from __future__ import annotations
@@ -39,22 +16,46 @@ import hashlib
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 import pyarrow as pa
-from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector import native
+from collector.checks import (
+    MAX_EXPLAINED,
+    NOTHING_REFUSED,
+    RequestCheck,
+    Signal,
+    check_log_ids,
+    check_request,
+    check_span,
+    log_problem,
+    not_traces,
+    parse_logs,
+    parse_traces,
+    rejection_message,
+    span_problem,
+)
 from collector.errors import InvalidRequest
+from collector.promote import (
+    CONVERSATION,
+    PROMOTED_SOURCES,
+    invocation_model,
+    promote,
+    promoted_row,
+    text,
+)
 from collector.values import attributes_to_json, value_to_json
 from collector.wire import StreamedRequest, stream_logs, stream_traces
 
-Signal = Literal["traces", "logs"]
-MAX_EXPLAINED = 10
-"""Rejected items explained one by one in partial_success; the rest are counted."""
+__all__ = [
+    "COMPILED", "LOG_SCHEMA", "MAX_CHUNK_BYTES", "MAX_EXPLAINED", "NOTHING_REFUSED",
+    "SPAN_SCHEMA", "DecodedBatch", "RequestCheck", "Signal", "check_request", "decode",
+    "decode_chunks", "decode_logs", "decode_traces", "log_problem", "span_problem",
+]
 
 COMPILED = native.AVAILABLE
 """Whether spans are checked and decoded by the compiled decoder (collector/native.py);
@@ -65,51 +66,6 @@ make a chunk long before it has max_rows rows)."""
 
 _ZERO_TRACE = bytes(16)
 _ZERO_SPAN = bytes(8)
-
-# Promoted columns and the attributes they are read from, best first.
-_PROMOTED_SOURCES: dict[str, tuple[str, ...]] = {
-    "operation": ("gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind",
-                  "llm.request.type"),
-    "conversation_id": ("gen_ai.conversation.id", "session.id", "conversation.id", "thread.id"),
-    "agent_name": ("gen_ai.agent.name", "agent.name", "agent_name"),
-    "agent_version": ("gen_ai.agent.version",),
-    "request_model": ("gen_ai.request.model", "llm.request.model"),
-    "response_model": ("gen_ai.response.model", "llm.response.model", "llm.model_name"),
-    "provider": ("gen_ai.provider.name", "gen_ai.system", "llm.system", "llm.provider"),
-    "tool_name": ("gen_ai.tool.name", "tool.name"),
-    "tool_call_id": ("gen_ai.tool.call.id", "tool_call.id"),
-    "input_tokens": ("gen_ai.usage.input_tokens", "llm.token_count.prompt",
-                     "gen_ai.usage.prompt_tokens"),
-    "output_tokens": ("gen_ai.usage.output_tokens", "llm.token_count.completion",
-                      "gen_ai.usage.completion_tokens"),
-    "error_type": ("error.type",),
-}
-_PROMOTED_NAMES = tuple(_PROMOTED_SOURCES)
-_PROMOTED: dict[str, tuple[int, int]] = {
-    key: (slot, rank)
-    for slot, keys in enumerate(_PROMOTED_SOURCES.values())
-    for rank, key in enumerate(keys)
-}
-_PROMOTED_KEYS = frozenset(_PROMOTED)
-_CONVERSATION = _PROMOTED_NAMES.index("conversation_id")
-_INPUT_TOKENS = _PROMOTED_NAMES.index("input_tokens")
-_OUTPUT_TOKENS = _PROMOTED_NAMES.index("output_tokens")
-_ERROR_TYPE = _PROMOTED_NAMES.index("error_type")
-_OPERATION = _PROMOTED_NAMES.index("operation")
-_TOKEN_SLOTS = (_INPUT_TOKENS, _OUTPUT_TOKENS)
-_REQUEST_MODEL = _PROMOTED_NAMES.index("request_model")
-
-
-def _invocation_model(parameters: Any) -> str | None:
-    """The ``model`` in OpenInference's ``llm.invocation_parameters`` JSON, if any."""
-    if not isinstance(parameters, str):
-        return None
-    try:
-        decoded = orjson.loads(parameters)
-    except orjson.JSONDecodeError:
-        return None
-    model = decoded.get("model") if isinstance(decoded, dict) else None
-    return model if isinstance(model, str) else None
 
 _U64 = pa.uint64()
 _U32 = pa.uint32()
@@ -176,68 +132,7 @@ class DecodedBatch:
 
     def rejection_message(self) -> str:
         """The ``partial_success.error_message`` for this request ('' when nothing was refused)."""
-        return _rejection_message(self.received, self.rejected, self.problems)
-
-
-def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, (dict, list)):
-        return None
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def _integer(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        value = int(value) if value.is_integer() else None
-    elif isinstance(value, str):
-        try:
-            value = int(value)
-        except ValueError:
-            return None
-    # a count beyond int64 is no count (the column is BIGINT)
-    return value if isinstance(value, int) and _INT64_MIN <= value <= _INT64_MAX else None
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-def _promote(attrs: dict[str, Any]) -> list[Any]:
-    """The promoted columns' values found in one attribute map (best source wins)."""
-    values: list[Any] = [None] * len(_PROMOTED_NAMES)
-    ranks = [len(_PROMOTED)] * len(_PROMOTED_NAMES)
-    for key in attrs.keys() & _PROMOTED_KEYS:
-        value = attrs[key]
-        slot, rank = _PROMOTED[key]
-        if value is not None and rank < ranks[slot]:
-            values[slot] = value
-            ranks[slot] = rank
-    return values
-
-
-def _promoted_row(attrs: dict[str, Any], resource: list[Any],
-                  error_type: str | None) -> tuple[Any, ...]:
-    values = _promote(attrs)
-    if values[_CONVERSATION] is None:
-        values[_CONVERSATION] = resource[_CONVERSATION]
-    if values[_ERROR_TYPE] is None:
-        values[_ERROR_TYPE] = error_type
-    if values[_REQUEST_MODEL] is None and "llm.invocation_parameters" in attrs:
-        values[_REQUEST_MODEL] = _invocation_model(attrs["llm.invocation_parameters"])
-    for slot, value in enumerate(values):
-        if value is None:
-            continue
-        if slot in _TOKEN_SLOTS:
-            values[slot] = _integer(value)
-        elif type(value) is not str:
-            values[slot] = _text(value)
-    operation = values[_OPERATION]
-    if operation is not None:
-        values[_OPERATION] = operation.lower()
-    return tuple(values)
-
+        return rejection_message(self.received, self.rejected, self.problems)
 
 def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     if not rows:
@@ -246,126 +141,6 @@ def _table(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.Table:
     arrays = [pa.array(column, type=kind) for column, kind in zip(columns, schema.types,
                                                                    strict=True)]
     return pa.Table.from_arrays(arrays, schema=schema)
-
-
-@dataclass(frozen=True)
-class RequestCheck:
-    """What a request holds, found before acknowledging it."""
-
-    received: int
-    """Items in the request."""
-    rejected: int
-    """Items that will not be stored (bad ids), explained in ``problems``."""
-    problems: tuple[str, ...]
-    """The first MAX_EXPLAINED reasons, each naming the item."""
-
-    def rejection_message(self) -> str:
-        """The ``partial_success.error_message`` ('' when nothing was refused)."""
-        return _rejection_message(self.received, self.rejected, self.problems)
-
-    def plus(self, other: RequestCheck) -> RequestCheck:
-        """Both checks of one request (items refused before it was encoded, then the rest)."""
-        return RequestCheck(self.received + other.received, self.rejected + other.rejected,
-                            (self.problems + other.problems)[:MAX_EXPLAINED])
-
-
-NOTHING_REFUSED = RequestCheck(0, 0, ())
-"""No item left out before the request reached the intake."""
-
-
-def check_request(signal: Signal, payload: bytes, *, compiled: bool = COMPILED) -> RequestCheck:
-    """Parse a request and check every item's ids, without decoding attributes.
-
-    The decoders apply the same checks, so what is acknowledged as rejected here is
-    exactly what they leave out. Raises InvalidRequest for bytes that do not parse. The
-    compiled check builds nothing, so its memory does not grow with the request.
-    """
-    received = rejected = 0
-    problems: list[str] = []
-    if signal == "traces" and compiled:
-        try:
-            return RequestCheck(*native.check_traces(payload))
-        except native.MalformedRequest as exc:
-            raise InvalidRequest(_not_traces(str(exc))) from None
-    if signal == "traces":
-        traces = _parse_traces(payload)
-        for r_index, resource_spans in enumerate(traces.resource_spans):
-            for s_index, scope_spans in enumerate(resource_spans.scope_spans):
-                for i_index, span in enumerate(scope_spans.spans):
-                    received += 1
-                    problem = _check_span_ids(span.trace_id, span.span_id,
-                                              span.parent_span_id)
-                    if problem:
-                        rejected += 1
-                        if len(problems) < MAX_EXPLAINED:
-                            problems.append(span_problem(span.name, r_index, s_index,
-                                                          i_index, problem))
-    else:
-        logs = _parse_logs(payload)
-        for r_index, resource_logs in enumerate(logs.resource_logs):
-            for s_index, scope_logs in enumerate(resource_logs.scope_logs):
-                for i_index, record in enumerate(scope_logs.log_records):
-                    received += 1
-                    problem = _check_log_ids(record.trace_id, record.span_id)
-                    if problem:
-                        rejected += 1
-                        if len(problems) < MAX_EXPLAINED:
-                            problems.append(log_problem(r_index, s_index, i_index, problem))
-    return RequestCheck(received, rejected, tuple(problems))
-
-
-def _parse_traces(payload: bytes) -> ExportTraceServiceRequest:
-    request = ExportTraceServiceRequest()
-    try:
-        request.ParseFromString(payload)
-    except DecodeError as exc:
-        raise InvalidRequest(_not_traces(str(exc))) from None
-    return request
-
-
-def _not_traces(reason: str) -> str:
-    return (f"the body is not a valid protobuf ExportTraceServiceRequest ({reason}); send "
-            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json")
-
-
-def _parse_logs(payload: bytes) -> ExportLogsServiceRequest:
-    request = ExportLogsServiceRequest()
-    try:
-        request.ParseFromString(payload)
-    except DecodeError as exc:
-        raise InvalidRequest(
-            f"the body is not a valid protobuf ExportLogsServiceRequest ({exc}); send "
-            "OTLP protobuf, or OTLP/JSON with Content-Type: application/json"
-        ) from None
-    return request
-
-
-def span_problem(name: str, r_index: int, s_index: int, i_index: int, problem: str) -> str:
-    """How a rejected span is named in ``partial_success``."""
-    return f"span {name!r} (resource {r_index}, scope {s_index}, span {i_index}): {problem}"
-
-
-def log_problem(r_index: int, s_index: int, i_index: int, problem: str) -> str:
-    """How a rejected log record is named in ``partial_success``."""
-    return f"log record (resource {r_index}, scope {s_index}, record {i_index}): {problem}"
-
-
-def _check_log_ids(trace_id: bytes, span_id: bytes) -> str | None:
-    if trace_id and len(trace_id) != 16:
-        return f"trace_id has {len(trace_id)} bytes, expected 16 or none"
-    if span_id and len(span_id) != 8:
-        return f"span_id has {len(span_id)} bytes, expected 8 or none"
-    return None
-
-
-def _rejection_message(received: int, rejected: int, problems: tuple[str, ...]) -> str:
-    if not rejected:
-        return ""
-    more = rejected - len(problems)
-    text = "; ".join(problems)
-    if more > 0:
-        text += f"; and {more} more"
-    return f"{rejected} of {received} rejected: {text}"
 
 
 def decode_traces(payload: bytes, received_unix_nano: int, *,
@@ -384,19 +159,19 @@ def _compiled_chunks(payload: bytes, received_unix_nano: int, max_rows: int,
     try:
         for chunk in native.trace_chunks(
                 payload, received_unix_nano, schema=SPAN_SCHEMA,
-                promoted=tuple(_PROMOTED_SOURCES.values()), invocation_model=_invocation_model,
+                promoted=tuple(PROMOTED_SOURCES.values()), invocation_model=invocation_model,
                 max_rows=max_rows, max_bytes=max_bytes):
             yield DecodedBatch("traces", chunk.rows, chunk.received, chunk.rejected,
                                chunk.problems, chunk.payload_bytes, received_unix_nano)
     except native.MalformedRequest as exc:
-        raise InvalidRequest(_not_traces(str(exc))) from None
+        raise InvalidRequest(not_traces(str(exc))) from None
 
 
 def _trace_chunks(payload: bytes, received_unix_nano: int,
                   max_rows: int | None) -> Iterator[DecodedBatch]:
     # chunked: parse span by span, so the parsed request does not grow with it either
     request: ExportTraceServiceRequest | StreamedRequest = (
-        _parse_traces(payload) if max_rows is None else stream_traces(payload))
+        parse_traces(payload) if max_rows is None else stream_traces(payload))
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -405,11 +180,11 @@ def _trace_chunks(payload: bytes, received_unix_nano: int,
     for r_index, resource_spans in enumerate(request.resource_spans):
         resource = resource_spans.resource
         r_attrs = attributes_to_json(resource.attributes)
-        r_promoted = _promote(r_attrs)
+        r_promoted = promote(r_attrs)
         resource_part = (
             dumps(r_attrs), resource.dropped_attributes_count, resource_spans.schema_url or None,
         )
-        service = (_text(r_attrs.get("service.name")), _text(r_attrs.get("service.version")))
+        service = (text(r_attrs.get("service.name")), text(r_attrs.get("service.version")))
         for s_index, scope_spans in enumerate(resource_spans.scope_spans):
             scope = scope_spans.scope
             scope_part = (
@@ -422,7 +197,7 @@ def _trace_chunks(payload: bytes, received_unix_nano: int,
                 trace_id = span.trace_id
                 span_id = span.span_id
                 parent = span.parent_span_id
-                problem = _check_span_ids(trace_id, span_id, parent)
+                problem = check_span(span)
                 if problem:
                     rejected += 1
                     if len(problems) < MAX_EXPLAINED:
@@ -465,7 +240,7 @@ def _trace_chunks(payload: bytes, received_unix_nano: int,
                     dumps(events), span.dropped_events_count,
                     dumps(links), span.dropped_links_count,
                     *resource_part, *scope_part, *service,
-                    *_promoted_row(attrs, r_promoted, exception_type),
+                    *promoted_row(attrs, r_promoted, exception_type),
                     received_unix_nano,
                 ))
                 if max_rows is not None and len(rows) >= max_rows:
@@ -474,25 +249,6 @@ def _trace_chunks(payload: bytes, received_unix_nano: int,
                     rows, received, rejected, problems, payload_bytes = [], 0, 0, [], 0
     yield DecodedBatch("traces", _table(rows, SPAN_SCHEMA), received, rejected,
                        tuple(problems), payload_bytes, received_unix_nano)
-
-
-def _check_span_ids(trace_id: bytes, span_id: bytes, parent: bytes) -> str | None:
-    if not trace_id:
-        return "trace_id is missing (or, in OTLP/JSON, not a hex string)"
-    if len(trace_id) != 16:
-        return f"trace_id has {len(trace_id)} bytes, expected 16"
-    if trace_id == _ZERO_TRACE:
-        return "trace_id is all zeros"
-    if not span_id:
-        return "span_id is missing (or, in OTLP/JSON, not a hex string)"
-    if len(span_id) != 8:
-        return f"span_id has {len(span_id)} bytes, expected 8"
-    if span_id == _ZERO_SPAN:
-        return "span_id is all zeros"
-    if parent and len(parent) != 8:
-        return f"parent_span_id has {len(parent)} bytes, expected 8 or none"
-    return None
-
 
 def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
     """Parse an ExportLogsServiceRequest and turn its valid log records into rows.
@@ -507,7 +263,7 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
 def _log_chunks(payload: bytes, received_unix_nano: int,
                 max_rows: int | None) -> Iterator[DecodedBatch]:
     request: ExportLogsServiceRequest | StreamedRequest = (
-        _parse_logs(payload) if max_rows is None else stream_logs(payload))
+        parse_logs(payload) if max_rows is None else stream_logs(payload))
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -516,12 +272,12 @@ def _log_chunks(payload: bytes, received_unix_nano: int,
     for r_index, resource_logs in enumerate(request.resource_logs):
         resource = resource_logs.resource
         r_attrs = attributes_to_json(resource.attributes)
-        r_conversation = _text(_promote(r_attrs)[_CONVERSATION])
+        r_conversation = text(promote(r_attrs)[CONVERSATION])
         r_identity = resource.SerializeToString() + resource_logs.schema_url.encode()
         resource_part = (
             dumps(r_attrs), resource.dropped_attributes_count, resource_logs.schema_url or None,
         )
-        service = (_text(r_attrs.get("service.name")), _text(r_attrs.get("service.version")))
+        service = (text(r_attrs.get("service.name")), text(r_attrs.get("service.version")))
         for s_index, scope_logs in enumerate(resource_logs.scope_logs):
             scope = scope_logs.scope
             s_identity = r_identity + scope.SerializeToString()
@@ -534,7 +290,7 @@ def _log_chunks(payload: bytes, received_unix_nano: int,
                 received += 1
                 trace_id = record.trace_id
                 span_id = record.span_id
-                problem = _check_log_ids(trace_id, span_id)
+                problem = check_log_ids(trace_id, span_id)
                 if problem:
                     rejected += 1
                     if len(problems) < MAX_EXPLAINED:
@@ -544,12 +300,12 @@ def _log_chunks(payload: bytes, received_unix_nano: int,
                     s_identity + record.SerializeToString(), digest_size=16
                 ).digest()
                 attrs = attributes_to_json(record.attributes)
-                conversation = _text(_promote(attrs)[_CONVERSATION]) or r_conversation
+                conversation = text(promote(attrs)[CONVERSATION]) or r_conversation
                 rows.append((
                     int.from_bytes(digest[:8]), int.from_bytes(digest[8:]),
                     record.time_unix_nano, record.observed_time_unix_nano,
                     record.severity_number, record.severity_text or None,
-                    record.event_name or _text(attrs.get("event.name")),
+                    record.event_name or text(attrs.get("event.name")),
                     dumps(value_to_json(record.body)) if record.HasField("body") else None,
                     dumps(attrs), record.dropped_attributes_count, record.flags,
                     trace_id.hex() if trace_id and trace_id != _ZERO_TRACE else None,

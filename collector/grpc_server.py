@@ -20,7 +20,7 @@ from google.protobuf.any_pb2 import Any as AnyProto
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 
-from collector.decode import Signal
+from collector.checks import Signal
 from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.intake import Intake
 from collector.responses import ExportResponse, export_response

@@ -3,7 +3,8 @@
 Routes: ``POST /v1/traces`` and ``POST /v1/logs`` (``application/x-protobuf`` or
 ``application/json``, optionally ``Content-Encoding: gzip``), ``GET /healthz`` (the process
 is up and its worker threads live; 503 naming the dead ones otherwise), ``GET /readyz``
-(the spool and the store accept work), ``GET /metrics`` (Prometheus text),
+(the spool and the store accept work; the body also counts dead-letter requests),
+``GET /metrics`` (Prometheus text),
 ``GET /stats`` (store counts as JSON) and any other JSON documents the process adds (the
 failure map at ``/map`` when it processes); all but health need the token when set.
 Errors answer a ``google.rpc.Status`` in the request's encoding, as OTLP/HTTP specifies:
@@ -22,7 +23,7 @@ from typing import Any
 import orjson
 from google.rpc import code_pb2, status_pb2
 
-from collector.decode import NOTHING_REFUSED, Signal
+from collector.checks import NOTHING_REFUSED, Signal
 from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.intake import Intake
 from collector.metrics import Metrics
@@ -79,8 +80,10 @@ class OtlpHttpApp:
                 await _send(send, 200, JSON, b'{"status":"ok"}')
         elif path == "/readyz":
             ok = self._ready()
-            await _send(send, 200 if ok else 503, JSON,
-                        b'{"status":"ready"}' if ok else b'{"status":"not ready"}')
+            # dead letters do not make the collector unready, but whoever watches it should see them
+            await _send(send, 200 if ok else 503, JSON, orjson.dumps({
+                "status": "ready" if ok else "not ready",
+                "dead_letter_requests": self._metrics.dead_letters()}))
         elif path == "/metrics" or path in self._documents:
             if not self._authorized(scope):
                 await _send(send, 401, "text/plain", b"missing or wrong bearer token\n")

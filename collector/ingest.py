@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from collector.decode import NOTHING_REFUSED, Signal
+from collector.checks import NOTHING_REFUSED, Signal
 from collector.errors import InvalidRequest
 from collector.intake import Intake
 from collector.otlp_json import JsonRequest, document_to_protobuf

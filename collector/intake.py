@@ -15,7 +15,7 @@ import re
 import time
 from concurrent.futures import Future
 
-from collector.decode import NOTHING_REFUSED, RequestCheck, Signal, check_request
+from collector.checks import NOTHING_REFUSED, RequestCheck, Signal, check_request
 from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.metrics import Metrics
 from collector.spool import SpooledRequest

@@ -3,10 +3,14 @@
 One thread reads durable records from the spool, has them decoded by a pool of worker
 processes (decoding is CPU-bound Python; in processes it runs beside the receivers and
 the DuckDB insert instead of sharing one interpreter lock), and inserts each group with
-an anti-join that drops re-delivered items (see ``collector/sql/insert_spans.sql``), in one
+an anti-join that drops re-delivered items (see ``collector/insert.py``), in one
 transaction that
 also records the spool position reached. While one group is inserted the next is being
 decoded. Segments wholly behind the committed position are deleted.
+
+A request that cannot be decoded (the intake checked it, so this is a decoder bug or a
+spool from an older collector) is moved to the dead-letter file and skipped (see
+``collector/dead_letters.py``): retrying it would block every request behind it forever.
 """
 
 from __future__ import annotations
@@ -16,15 +20,16 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from collector.dead_letters import DeadLetters
 from collector.decode import DecodedBatch, decode, decode_chunks
+from collector.insert import SIGNALS, insert_rows, insert_statement
 from collector.metrics import Metrics
 from collector.spool import Spool, SpoolEntry
 from tracemill.store import Store, load_sql
@@ -32,8 +37,6 @@ from tracemill.workers import worker_pool
 
 log = logging.getLogger("tracemill.collector.materializer")
 
-_INSERTS = {"traces": ("insert_spans.sql", "start_time_unix_nano"),
-            "logs": ("insert_log_records.sql", "time_unix_nano")}
 _MAX_GROUP_BYTES = 512 * 1024 * 1024
 """Spool bytes one commit may cover: max_commit_items is the limit that counts (requests
 are decoded a few at a time, so a group's size does not set the memory it takes)."""
@@ -78,8 +81,22 @@ class DecodePool:
         self._executor.shutdown(wait=True)
 
 
+class _Undecodable(Exception):
+    """A spooled request whose decoding failed (not for want of a worker or of memory)."""
+
+    def __init__(self, entry: SpoolEntry, error: BaseException) -> None:
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.entry = entry
+
+
+_NOT_THE_REQUEST = (OSError, MemoryError, BrokenProcessPool, CancelledError, duckdb.Error)
+"""Failures while decoding that say nothing about the request: retried, never moved aside."""
+
+
 @dataclass
 class _Group:
+    end: int
+    """Spool position after the last record read (dead letters skipped included)."""
     entries: list[SpoolEntry]
     futures: list[Future[DecodedBatch] | None]
     """Decoding under way for the first entries (a window of _DECODE_AHEAD, moved on as
@@ -107,11 +124,14 @@ class Materializer:
         self._thread = threading.Thread(target=self._run, name="tracemill-materializer",
                                         daemon=True)
         self._commit_sql = load_sql("collector", "record_commit.sql")
-        self._insert_sql = {signal: (load_sql("collector", name), column)
-                            for signal, (name, column) in _INSERTS.items()}
+        self._statements = {signal: insert_statement(signal) for signal in SIGNALS}
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
         self._failures = 0
+        self.dead_letters = DeadLetters(spool.folder)
+        """Requests moved aside because they cannot be decoded."""
+        metrics.dead_letters = lambda: self.dead_letters.count
+        self._retry_now = False
         position, commits = store.query(load_sql("collector", "spool_cursor.sql"))[0]
         position = int(position)
         self._commits = int(commits)
@@ -188,14 +208,15 @@ class Materializer:
             group = self._next_group(self.position)
         # decode the next group while this one is inserted
         following = None
-        end = group.entries[-1].end
-        if self._spool.end > end:
-            following = self._next_group(end)
+        if self._spool.end > group.end:
+            following = self._next_group(group.end)
         if self._commit(cursor, group):
             return following
         if following is not None:
             following.cancel()
-        self._stop.wait(1.0)
+        if not self._retry_now:
+            self._stop.wait(1.0)
+        self._retry_now = False
         return None
 
     def store_all(self) -> int:
@@ -207,7 +228,12 @@ class Materializer:
         stored_from = self.position
         try:
             while self.position < self._spool.end:
-                self._store_group(cursor, self._next_group(self.position))
+                group = self._next_group(self.position)
+                try:
+                    self._store_group(cursor, group)
+                except _Undecodable as bad:
+                    group.cancel()
+                    self._quarantine(bad)
         finally:
             cursor.close()
         return self.position - stored_from
@@ -224,7 +250,7 @@ class Materializer:
 
     def _next_group(self, position: int) -> _Group:
         entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
-        group = _Group(entries, [])
+        group = _Group(entries[-1].end, [e for e in entries if e not in self.dead_letters], [])
         self._decode_ahead(group, _DECODE_AHEAD)
         return group
 
@@ -239,15 +265,29 @@ class Materializer:
         for index, entry in enumerate(group.entries):
             self._decode_ahead(group, index + 1 + _DECODE_AHEAD)
             future = group.futures[index]
-            if future is not None:
-                yield future.result()
-            else:
-                yield from decode_chunks(entry.signal, entry.read_payload(),
-                                         entry.received_unix_nano, self._max_items)
+            try:
+                if future is not None:
+                    yield future.result()
+                else:
+                    yield from decode_chunks(entry.signal, entry.read_payload(),
+                                             entry.received_unix_nano, self._max_items)
+            except _NOT_THE_REQUEST:
+                raise
+            except Exception as exc:
+                raise _Undecodable(entry, exc) from exc
+
+    def _quarantine(self, bad: _Undecodable) -> None:
+        """Move an undecodable request aside, so the ones behind it are stored."""
+        self.dead_letters.add(bad.entry, bad.entry.read_payload(), str(bad))
 
     def _commit(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> bool:
         try:
             self._store_group(cursor, group)
+        except _Undecodable as bad:
+            group.cancel()
+            self._quarantine(bad)
+            self._retry_now = True  # the group again, without it
+            return False
         except BrokenProcessPool:
             log.error("a decode worker died; starting new workers and decoding again")
             group.cancel()
@@ -266,9 +306,9 @@ class Materializer:
 
     def _store_group(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> None:
         started = time.perf_counter()
-        end = group.entries[-1].end
+        end = group.end
         requests = {signal: sum(entry.signal == signal for entry in group.entries)
-                    for signal in self._insert_sql}
+                    for signal in self._statements}
         stored = self._insert(cursor, self._batches(group), requests, end, self._commits + 1)
         self._commits += 1
         self._metrics.observe_store(time.perf_counter() - started)
@@ -288,8 +328,8 @@ class Materializer:
         Rows go in as slices of at most max_commit_items, so a group with one huge
         request holds one slice in memory, not the request's rows.
         """
-        tallies = {signal: _Tally() for signal in self._insert_sql}
-        waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._insert_sql}
+        tallies = {signal: _Tally() for signal in self._statements}
+        waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._statements}
         cursor.begin()
         try:
             for batch in batches:
@@ -324,19 +364,7 @@ class Materializer:
 
     def _insert_rows(self, cursor: duckdb.DuckDBPyConnection, signal: str,
                      tables: list[pa.Table], sequence: int) -> int:
-        """Insert new rows (the anti-join drops ones already stored); returns how many."""
-        rows = pa.concat_tables(tables) if tables else None
-        if rows is None or not rows.num_rows:
-            return 0
-        sql, time_column = self._insert_sql[signal]
-        bounds = pc.min_max(rows[time_column])
-        cursor.register("incoming_rows", rows)
-        try:
-            result = cursor.execute(sql, [bounds["min"].as_py(), bounds["max"].as_py(),
-                                          sequence]).fetchone()
-        finally:
-            cursor.unregister("incoming_rows")
-        return int(result[0]) if result else 0
+        return insert_rows(cursor, self._statements[signal], tables, sequence)
 
 
 @dataclass

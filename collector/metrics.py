@@ -4,7 +4,8 @@ Item counters are per signal (``traces`` counts spans, ``logs`` log records) and
 received, rejected (bad content, never stored), accepted (acknowledged: durable in the
 spool), stored (new rows), duplicates (re-delivered, not stored again). Request counters
 are per transport and outcome. Gauges: queue bytes, its capacity, and the spool backlog
-(acknowledged bytes not yet rows). Histograms: spool fsync and store commit latency.
+(acknowledged bytes not yet rows), and the requests moved to the dead-letter file because
+they cannot be decoded. Histograms: spool fsync and store commit latency.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Metrics:
         """The most bytes that may wait (max_queue_bytes)."""
         self.backlog: Callable[[], int] = lambda: 0
         """Spool bytes acknowledged and not yet stored as rows."""
+        self.dead_letters: Callable[[], int] = lambda: 0
+        """Spooled requests moved to the dead-letter file (they cannot be decoded)."""
 
     def add_items(self, signal: str, outcome: str, count: int) -> None:
         """Count spans or log records by outcome."""
@@ -104,6 +107,10 @@ class Metrics:
             "# HELP tracemill_spool_backlog_bytes Acknowledged bytes not yet stored as rows.",
             "# TYPE tracemill_spool_backlog_bytes gauge",
             f"tracemill_spool_backlog_bytes {self.backlog()}",
+            "# HELP tracemill_dead_letter_requests Spooled requests that could not be decoded, "
+            "moved to the dead-letter file beside the spool.",
+            "# TYPE tracemill_dead_letter_requests gauge",
+            f"tracemill_dead_letter_requests {self.dead_letters()}",
         ]
         for name, text in _HISTOGRAMS.items():
             metric = f"tracemill_{name}_seconds"

@@ -21,7 +21,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector.decode import MAX_EXPLAINED, RequestCheck, Signal, log_problem, span_problem
+from collector.checks import MAX_EXPLAINED, RequestCheck, Signal, log_problem, span_problem
 from collector.errors import InvalidRequest
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
@@ -152,10 +152,17 @@ def _convert_ids(item: dict[str, Any], where: str) -> str | None:
     return None
 
 
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+
+
 def _enum_problem(item: dict[str, Any], keys: tuple[str, ...], names: frozenset[str],
                   enum: str) -> str | None:
     for key in keys:
         value = item.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and not (
+                _INT32_MIN <= value <= _INT32_MAX):
+            # protobuf would keep only the low 32 bits: a different value, silently
+            return f"{key} {value} is outside the int32 range of an OTLP {enum}"
         if value is None or (isinstance(value, int) and not isinstance(value, bool)):
             continue
         if isinstance(value, str) and value in names:

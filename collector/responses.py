@@ -5,7 +5,7 @@ from __future__ import annotations
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceResponse
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 
-from collector.decode import Signal
+from collector.checks import Signal
 from collector.writer import WriteResult
 
 ExportResponse = ExportTraceServiceResponse | ExportLogsServiceResponse

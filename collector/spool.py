@@ -92,6 +92,15 @@ class SpoolBacklog:
     """Their request bytes."""
 
 
+def record_header(request: SpooledRequest) -> bytes:
+    """The header that precedes ``request.payload`` in a spool segment (and a dead-letter file)."""
+    tail = struct.pack("<IBQ", request.items, _SIGNALS[request.signal],
+                       request.received_unix_nano)
+    crc = zlib.crc32(request.payload, zlib.crc32(tail))
+    return _HEADER.pack(len(request.payload), crc, request.items, _SIGNALS[request.signal],
+                        request.received_unix_nano)
+
+
 def scan_backlog(folder: Path, position: int) -> SpoolBacklog:
     """Count the records after ``position`` without opening the spool for writing.
 
@@ -176,11 +185,7 @@ class Spool:
         parts: list[bytes] = []
         size = 0
         for request in requests:
-            tail = struct.pack("<IBQ", request.items, _SIGNALS[request.signal],
-                               request.received_unix_nano)
-            crc = zlib.crc32(request.payload, zlib.crc32(tail))
-            header = _HEADER.pack(len(request.payload), crc, request.items,
-                                  _SIGNALS[request.signal], request.received_unix_nano)
+            header = record_header(request)
             parts += (header, request.payload)
             size += len(header) + len(request.payload)
         if self._torn:

@@ -2,14 +2,21 @@
 
 Hypothesis builds random ExportTraceServiceRequests (every AnyValue type, repeated and
 promoted keys, ids of every wrong length, messages given in several parts that protobuf
-merges, unknown fields) and random corruptions of them; both paths must accept and refuse
-the same bytes and store identical rows. The Python path is the reference: it is what the
-protobuf library parses.
+merges, unknown fields, kinds and status codes the columns cannot hold) and random
+corruptions of them; both paths must accept and refuse the same bytes and store identical
+rows. The Python path is the reference: it is what the protobuf library parses.
+
+The property tests run ``TRACEMILL_PROPERTY_EXAMPLES`` examples each (default 40, about
+ten seconds, what CI runs); the long run, before changing the decoder::
+
+    TRACEMILL_PROPERTY_EXAMPLES=1000 python -m pytest -q -p no:cacheprovider \
+        tests/collector/test_fastdecode.py
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import pyarrow as pa
 import pytest
@@ -20,10 +27,15 @@ from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from collector import native
-from collector.decode import _PROMOTED_SOURCES, check_request, decode_chunks, decode_traces
+from collector.checks import check_request
+from collector.decode import decode_chunks, decode_traces
 from collector.errors import InvalidRequest
+from collector.promote import PROMOTED_SOURCES
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason=native.MISSING_HINT)
+_EXAMPLES = int(os.environ.get("TRACEMILL_PROPERTY_EXAMPLES", "40"))
+_PROPERTY = settings(max_examples=_EXAMPLES, deadline=None,
+                     suppress_health_check=[HealthCheck.too_slow])
 
 _KEYS = (
     "gen_ai.operation.name", "openinference.span.kind", "traceloop.span.kind",
@@ -87,12 +99,17 @@ def _kind(number: int) -> Span.SpanKind.ValueType:
     return Span.SpanKind.ValueType(number)
 
 
+# mostly defined values; sometimes ones the UTINYINT columns cannot hold (refused per span)
+_KINDS = st.integers(0, 5) | st.sampled_from((255, 256, -1, 2**31 - 1, -(2**31)))
+_CODES = st.integers(0, 2) | st.sampled_from((255, 256, -1, 2**31 - 1))
+
+
 @st.composite
 def _span(draw: st.DrawFn) -> bytes:
     span = Span(
         trace_id=draw(_ID16), span_id=draw(_ID8),
         parent_span_id=draw(st.sampled_from((b"", bytes(8))) | _ID8),
-        trace_state=draw(_TEXT), name=draw(_TEXT), kind=_kind(draw(st.integers(0, 5))),
+        trace_state=draw(_TEXT), name=draw(_TEXT), kind=_kind(draw(_KINDS)),
         flags=draw(st.integers(0, 2**32 - 1)),
         start_time_unix_nano=draw(st.integers(0, 2**64 - 1)),
         end_time_unix_nano=draw(st.integers(0, 2**64 - 1)),
@@ -112,12 +129,12 @@ def _span(draw: st.DrawFn) -> bytes:
                               dropped_attributes_count=draw(st.integers(0, 3)))
         link.attributes.extend(draw(_ATTRIBUTES))
     if draw(st.booleans()):
-        span.status.code = Status.StatusCode.ValueType(draw(st.integers(0, 2)))
+        span.status.code = Status.StatusCode.ValueType(draw(_CODES))
         span.status.message = draw(_TEXT)
     payload: bytes = span.SerializeToString()
     # protobuf merges a message given in parts: later scalars win, repeated fields add up
     if draw(st.booleans()):
-        extra = Span(name=draw(_TEXT), kind=_kind(draw(st.integers(0, 5))))
+        extra = Span(name=draw(_TEXT), kind=_kind(draw(_KINDS)))
         extra.attributes.extend(draw(_ATTRIBUTES))
         if draw(st.booleans()):
             extra.status.message = draw(_TEXT)
@@ -192,7 +209,7 @@ def _both_checks(payload: bytes) -> tuple[object, object]:
     return results[0], results[1]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_PROPERTY
 @given(_request())
 def test_compiled_rows_equal_python_rows(payload: bytes) -> None:
     python = decode_traces(payload, 1_700_000_000_000_000_000, compiled=False)
@@ -210,7 +227,7 @@ def test_compiled_rows_equal_python_rows(payload: bytes) -> None:
         ["received_unix_nano"]).equals(compiled.rows.drop_columns(["received_unix_nano"]))
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@_PROPERTY
 @given(_request(), st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 255)),
                             min_size=1, max_size=3),
        st.integers(0, 10_000))
@@ -312,4 +329,4 @@ def test_chunks_end_at_the_byte_limit_and_add_up() -> None:
 
 
 def _promoted() -> tuple[tuple[str, ...], ...]:
-    return tuple(_PROMOTED_SOURCES.values())  # the decoder's own table, not a copy
+    return tuple(PROMOTED_SOURCES.values())  # the decoder's own table, not a copy

@@ -150,7 +150,7 @@ def test_auth_backpressure_and_routes(start_collector: StartCollector) -> None:
     assert _post(server, "/v1/traces", body, authorized).status_code == 200
     base = server.http_endpoint
     assert httpx.get(f"{base}/healthz").status_code == 200
-    assert httpx.get(f"{base}/readyz").json() == {"status": "ready"}
+    assert httpx.get(f"{base}/readyz").json() == {"status": "ready", "dead_letter_requests": 0}
     assert httpx.get(f"{base}/metrics").status_code == 401
     metrics = httpx.get(f"{base}/metrics", headers={"authorization": "Bearer tok"}).text
     assert 'tracemill_items_total{signal="traces",outcome="accepted"} 1' in metrics
