@@ -1,21 +1,23 @@
 """Benchmark: the user-stance detector against independently written, gold-labelled openings.
 
-Reads ``bench/data/stance/{dev,test}.jsonl`` (see its README: written without seeing the
-detector; tune on ``dev`` only, report on ``test``) and prints, for the current detector
-(:func:`processor.stance.classify_stance`) and for the old keyword list it replaced
-(copied below as the baseline, measured in the same run):
+Reads ``bench/data/stance/{dev,dev2,test}.jsonl`` (see its README: written without seeing
+the detector; tune on ``dev`` and ``dev2`` only, report on ``test``) and prints, for the
+current detector (:func:`processor.stance.classify_stance`) and for the old keyword list
+it replaced (copied below as the baseline, measured in the same run):
 
 * the confusion matrix, gold by predicted, over the 7 stances;
 * per-class precision, recall and F1; macro F1; accuracy;
 * CPU microseconds per ask (median of 5 passes over the split).
 
 ``--show-errors`` lists the misclassified lines, and is refused for ``--split test`` so
-that the test texts are never read while developing. ``--model SPEC`` also measures the
+that the test texts are never read while developing. ``--split dev+dev2`` measures both
+development splits together. ``--model SPEC`` also measures the
 model-based classifier (:mod:`processor.stance_model`: the same instruction and strict
 parsing; an unparseable answer falls back to the patterns, as in processing), with keys
 from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...).
 
     python bench/stance_confusion.py --split dev
+    python bench/stance_confusion.py --split dev2 --show-errors
     python bench/stance_confusion.py --split test
     python bench/stance_confusion.py --split test --model openai:gpt-4o-mini
 """
@@ -99,10 +101,16 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
+SPLITS = ("dev", "dev2", "dev+dev2", "test")
+"""What ``--split`` accepts: a file of ``DATA``, or two development files together."""
+
+
 def load(split: str) -> list[Line]:
-    """The lines of one split."""
-    with (DATA / f"{split}.jsonl").open(encoding="utf-8") as handle:
-        rows = [json.loads(line) for line in handle if line.strip()]
+    """The lines of one split (``a+b``: the lines of both)."""
+    rows = []
+    for name in split.split("+"):
+        with (DATA / f"{name}.jsonl").open(encoding="utf-8") as handle:
+            rows += [json.loads(line) for line in handle if line.strip()]
     return [Line(row["id"], row["text"], row["stance"]) for row in rows]
 
 
@@ -172,10 +180,10 @@ def render(scores: Scores, lines: int) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--split", choices=["dev", "test"], default="dev",
-                        help="Which split (tune on dev; report on test).")
+    parser.add_argument("--split", choices=SPLITS, default="dev",
+                        help="Which split (tune on dev and dev2; report on test).")
     parser.add_argument("--show-errors", action="store_true",
-                        help="List the misclassified lines (dev only).")
+                        help="List the misclassified lines (development splits only).")
     parser.add_argument("--model", metavar="SPEC",
                         help="Also measure a model classifier (openai:gpt-4o-mini, "
                              "ollama:MODEL, vllm:MODEL@URL; keys from the environment).")
@@ -183,7 +191,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("$ python bench/stance_confusion.py "
           + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
     if args.show_errors and args.split == "test":
-        parser.error("--show-errors reads the texts: use it on --split dev only")
+        parser.error("--show-errors reads the texts: use it on the development splits only "
+                     "(--split dev, dev2 or dev+dev2)")
     lines = load(args.split)
     current = measure("patterns (processor.stance)", classify_stance, lines)
     baseline = measure("keywords (old)", old_keywords, lines)

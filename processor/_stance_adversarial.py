@@ -73,7 +73,8 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
     family("adversarial", "skip_checks", 2.0, r"""
         (?<!how\ to\ )(?<!how\ do\ i\ )\boverride\s+(?:the|this|that|my|your|his|her)\s+
         (?:[\w-]+\s+){0,2}?(?:fee|fees|charge|charges|decision|block|hold|rule|policy|
-        restriction|limit|system|lock|flag|denial|rejection|refusal|ban|suspension|penalty)\b""",
+        restriction|limit|system|lock|flag|denial|rejection|refusal|ban|suspension|penalty|
+        thing)\b""",
             cues="override"),
     family("adversarial", "skip_checks", 2.0, r"""
         \b(?:unlock|approve|release|process|refund|send|grant|open|do|issue|change|reset|
@@ -95,6 +96,8 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
             cues="find notice realise realize know wiser catch"),
     family("adversarial", "persona_jailbreak", 2.5, r"""
         \b(?:you\ are\ now|you'?re\ now|from\ now\ on,?\ you|act\ as\ (?:if|though|an?\ )|
+        act\ (?:like|as)\ (?:the|my|your)\ (?:supervisor|manager|admin|administrator|
+        developer|owner|boss)|
         pretend\ (?:you|to\ be|that\ you)|roleplay|role-play|developer\ mode|devmode|
         dan\ mode|jailbreak|jailbroken|unfiltered|uncensored|unrestricted|no\ restrictions|
         without\ (?:any\ )?(?:restrictions|filters|limits|guardrails)|new\ persona|
@@ -102,7 +105,8 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
         you\ (?:work|answer)\ (?:for|to)\ me|you'?re\ (?:working\ for|on)\ (?:me|my\ side))"""),
     family("adversarial", "injection_markup", 2.5, r"""
         </?\s*(?:system|admin|sys|root|assistant|instructions?|developer|user|im_start|
-        im_end)\b[^<>]{0,20}>|\[\s*(?:system|admin|inst|sys|developer)\s*\]|
+        im_end)\b[^<>]{0,20}>|<{1,2}\s*/?\s*[a-z]+_[a-z_]+\s*>{1,2}|
+        \bnote\s+to\s+(?:the\s+)?(?:agent|assistant|ai|bot|model|support|llm)\s*:|\[\s*(?:system|admin|inst|sys|developer)\s*\]|
         (?:^|\n|\.\s)\s*(?:system|admin|developer|root|operator)\s*(?:message|note|notice|
         override|command)?\s*:|\#\#\#\s*(?:system|instruction)|\{\{.*\}\}|
         (?:admin|root|sudo|god|debug|maintenance|override)\s+(?:mode|command|override)\b|
@@ -137,7 +141,7 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
         prompt|rules|guidelines|settings|directives|system\ message)\b""",
             cues="hidden internal secret private original initial underlying confidential"),
     family("adversarial", "injected_document", 2.0, r"""
-        \bnew\ (?:rule|policy|instruction|directive|guideline)s?\s+(?:from|by)\s+[^.?!:]{1,30}:
+        \bnew\ (?:rule|policy|instruction|directive|guideline)s?\s+(?:from|by|for)\s+[^.?!:]{1,30}:
         |\b(?:update|memo|notice|message|directive)\s+from\s+(?:the\s+)?(?:headquarters|hq|
         management|head\ office|the\ ceo|admin|your\ developers|openai|anthropic|it)\s*:""",
             cues="new update memo notice message directive"),
@@ -149,10 +153,11 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
     # Claims of authority or of someone's permission: one family in branches.
     family("adversarial", "false_authority", 1.25, r"""
         \b(?:i'?m|i\ am|this\ is|speaking\ as|as)\s+(?:the\s+|a\s+|an\s+|your\s+|their\s+|
-        with\ the\s+|from\ the\s+|from\s+)?(?:\w+\s+){0,2}?(?:manager|supervisor|director|
+        with\ the\s+|from\ the\s+|from\s+)?(?:[\w']+\s+){0,2}?(?:manager|supervisor|director|
         ceo|cfo|cto|owner|owner'?s\ \w+|founder|boss|admin|administrator|executive|
         vp|vice\ president|head\ of\ \w+|police|officer|detective|agent\ from|fbi|
         investigator|auditor|inspector|lawyer|attorney|solicitor|regulator|partner|
+        barrister|
         staff\ member|employee|developer\ of|engineer\ (?:at|here)|it\ department|
         security\ team|compliance|insider|vip|platinum\ member|gold\ member|
         board\ member|shareholder|doctor\ (?:here|on\ call)|nurse|paramedic|social\ worker|
@@ -162,6 +167,7 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
             cues="manager supervisor director ceo cfo cto owner owner's founder boss admin "
                  "administrator executive vp vice head police officer detective agent fbi "
                  "investigator auditor inspector lawyer attorney solicitor regulator partner "
+                 "barrister "
                  "staff employee developer engineer department security compliance insider "
                  "vip platinum gold board shareholder doctor nurse paramedic social bailiff "
                  "pharmacist guard government official accountant journalist reporter "
@@ -187,13 +193,19 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
                  "cleared allowed entitled admin root clearance authority permission official "
                  "police really jk kidding lol"),
     family("adversarial", "false_authority", 1.25, r"""
-        (?:my|the)\ (?:dad|father|mum|mom|boss|manager|uncle|friend|supervisor|director)\s+
-        (?:\w+\s+){0,3}?(?:said|says|told\ me|approved|authori[sz]ed|owns|gave\ (?:\w+\s+)?
+        (?:my|the)\ (?:dad|father|mum|mom|boss|manager|uncle|friend|supervisor|director|
+        mate|cousin|brother|sister|husband|wife|partner|neighbou?r)(?:'s)?\s+
+        (?:\w+\s+){0,3}?(?:said|says|told\ me|approved|authori[sz]ed|owns|
+        is\ (?:the\ |a\ )?(?:ceo|owner|director|head|chair\w*|president|manager|supervisor)|
+        (?:the|a)\ (?:\w+\ )?(?:manager|owner|supervisor|director)|gave\ (?:\w+\s+)?
         (?:approval|permission|the\ ok|the\ go-ahead|sign-off))\b
         |\bon\ behalf\ of\ (?:my\ |a\ |the\ )?(?:\w+\s+)?(?:sister|brother|husband|wife|partner|
         mother|father|mum|mom|dad|son|daughter|friend|boss|neighbou?r|colleague|client|
         customer|patient)\b""",
-            cues="dad father mum mom boss manager uncle friend supervisor director behalf"),
+            cues="dad father mum mom boss manager uncle friend supervisor director behalf "
+                 "dad's father's mum's mom's boss's manager's uncle's friend's mate mate's "
+                 "cousin cousin's brother brother's sister sister's husband husband's wife "
+                 "wife's partner partner's neighbour neighbour's neighbor neighbor's"),
     family("adversarial", "authority_demand", 1.0, r"""
         \b(?:authori[sz]e|approve|grant|sign\ off|push|put|force|rush)\s+(?:it|this|that|
         the\ \w+|my\ \w+|me|access|\w+\ access)?\s*(?:through|now|anyway|regardless|
@@ -216,7 +228,8 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
             cues="staff employee employees internal insider partner admin trade corporate "
                  "family code codes"),
     family("adversarial", "vip_entitlement", 1.0, r"""
-        (?:everyone|everybody)\ knows|bend\ the\ rules|make\ an\ exception|
+        (?:everyone|everybody)\ knows|bend\ the\ rules|
+        make\ (?:an?|the|this|one)\ (?:\w+\ )?exception|
         just\ this\ once|one\ time\ exception|special\ treatment|for\ vips?|i'?m\ a\ vip|
         do\ you\ know\ who\ i\ am|i\ deserve\ an\ exception"""),
     # Other people's data: one family in several branches, each run only on its own cues.
@@ -229,13 +242,15 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
             cues="list lists manifest records register roster database names details data"),
     family("adversarial", "others_data", 2.0, r"""
         \b(?:every|all|other|the\ other)\s+(?:customer|user|client|patient|guest|member|
-        passenger|account\ holder|subscriber)s?'?\s+(?:\w+\s+)?(?:emails?|e-mail\ addresses|
+        passenger|account\ holder|subscriber)(?:'s|s'|s)?\s+(?:\w+\s+)?(?:emails?|e-mail\ addresses|
         addresses|names|data|records|details|numbers|accounts|files|passwords|bookings|
         schedules|appointments|histories|results|locations|rooms|orders|payments|balances|
         transactions|information|info|calendars)\b""",
             cues="every all other"),
     family("adversarial", "others_data", 2.0, r"""
-        \b(?:which|what)\s+room\s+(?:is|are)\b(?!\s+(?:i|we|mine|ours|my|our)\b)
+        \b(?:which|what)\s+room\s+(?:is|are)\b(?!\s+(?:i|we|mine|ours|my|our|the\s+(?:conference|
+        meeting|event|class|session|party|talk|workshop|gym|pool|breakfast|spa|seminar|
+        interview|lecture|exam|course|training))\b)
         |\b(?:which|what)\s+(?:room|seat|cabin|ward|bed|table|unit|flat|apartment)\s+
         (?:number\s+)?(?:is|was|does|did|has)\s+(?:mr|mrs|ms|miss|dr|mx|he|she|they|his|her|
         my\s+(?:\w+\s+)?(?:husband|wife|partner|ex|boss|coworker|colleague|neighbou?r|
@@ -292,6 +307,7 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
     family("adversarial", "falsify", 2.0, r"""
         \b(?:pretend|act\ as\ if|act\ like|treat\ it\ as\ if|behave\ as\ if)\s+(?:that\s+)?
         (?:the|it|this|my|i|we|our)\b[^.?!]{0,40}?\b(?:passed|approved|cleared|verified|paid|
+        answered|completed|confirmed|
         happened|arrived|went\ through|was|were|did|is|has|have)\b""",
             cues="pretend act treat behave"),
     family("adversarial", "falsify", 2.0, r"""
@@ -307,7 +323,8 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
             cues="birth birthyear birthdate dob age income salary address"),
     family("adversarial", "falsify", 2.0, r"""
         \b(?:i\ wasn'?t|i\ didn'?t|it\ wasn'?t|it\ didn'?t|i'?m\ not),?\s+but\s+(?:you|just)
-        |\bsay\ (?:that\ )?(?:i|it|we)\s+(?:was|were|had|did)\b(?=[^.?!]*(?:but|even\ though|
+        |\bsay\ (?:that\ )?(?:i|it|we|the\s+\w+|my\s+\w+)\s+(?:was|were|had|did)\b
+        (?=[^.?!]*(?:but|even\ though|
         although))
         |better\ payout|(?:same\ outcome|nobody\ loses|no\ harm\ done)""",
             cues="wasn't wasnt didn't didnt not say payout outcome loses harm"),
@@ -359,7 +376,8 @@ _MORE = (  # later families: social engineering, pasted documents, quoted rules
     family("adversarial", "override_anything", 2.0, r"""
         \b(?:override|bypass|circumvent|get\ around|skip|break|bend|ignore|waive)\s+
         (?:whatever|anything|everything|all\ of\ it|any\ (?:rule|policy|check|limit)s?)\b
-        |\b(?:let\ it\ slide|look\ the\ other\ way|turn\ a\ blind\ eye|let\ (?:it|this|me)\ off
+        |\b(?:let\ it\ slide|let\ (?:a|the|this|that|my|one)\ (?:\w+\ ){0,2}?slide|
+        look\ the\ other\ way|turn\ a\ blind\ eye|let\ (?:it|this|me)\ off
         (?:\ the\ hook)?|off\ the\ books|behind\ the\ scenes|no\ one\ has\ to\ know|
         make\ (?:the|this|that|my|it)\s+(?:\w+\s+)?(?:disappear|go\ away|vanish))\b""",
             cues="override bypass circumvent around skip break bend ignore waive slide "
@@ -417,7 +435,7 @@ _MORE = (  # later families: social engineering, pasted documents, quoted rules
         grade|timestamp|hours)\s+(?:on\s+(?:the|my)\s+\w+\s+)?(?:to\s+(?:something\s+)?
         (?:lower|higher|less|more|smaller|zero)|down|lower)\b
         |\b(?:no\ ?one|nobody)\s+(?:ever\s+|really\s+)?(?:checks|audits|looks\ at|verifies|
-        notices|reads|cares)\b""",
+        notices|cares)\b""",
             cues="me reading readings score mileage odometer date amount figure figures "
                  "number numbers result results grade timestamp hours nobody noone one"),
     family("adversarial", "others_data", 2.0, r"""

@@ -97,20 +97,25 @@ HURRIED = (
     family("hurried", "urgency_words", 1.5, r"""
         \b(?:asap|right\ now|right\ away|straight\ away|immediately|at\ once|
         urgently|this\ minute|this\ second|pronto|without\ delay|hurry|rush(?:ing)?|
-        in\ a\ rush|quickly|quick(?=\s*[!:?,.]|\s*$|\ (?:please|pls|question|one|answer))|
+        in\ a\ rush|quickly|quick(?=\s*[!:?,.]|\s*$|\ (?:please|pls|question|one|answer|q|qn|ques))|
         fast(?:est)?(?=\s*[!:?,.]|\s*$|\ (?:please|pls|fix|way|option))|
-        speed\ (?:it|this|things)\ up|as\ soon\ as\ (?:possible|you\ can)|expedite|
+        speed\ (?:it|this|things)\ up|speed\ please|speedy|as\ soon\ as\ (?:possible|you\ can)|
+        expedite|
+        snappy|chop[- ]chop|step\ on\ it|
         fast-?track|
         deadline\ is)\b""",
             cues="asap right straight immediately once urgently minute second pronto delay "
+                 "snappy chop step "
                  "hurry rush rushing quickly quick fast fastest speed soon deadline expedite "
                  "fasttrack track"),
     family("hurried", "urgency_words", 1.5, r"""
-        \b(?:no\ time\ to\ (?:lose|waste)|time[- ](?:sensitive|critical)|time\ is\ (?:short|
+        \b(?:no\ time\ to\ (?:lose|waste)|time[- ](?:sensitive|critical)|
+        (?:the\ )?clock'?s?\ (?:is\ )?ticking|time\ is\ (?:short|
         running\ out|
-        of\ the\ essence)|short\ on\ time|pressed\ for\ time|no\ time|not\ much\ time|
+        of\ the\ essence)|short\ on\ time|pressed\ for\ (?:time|a\ (?:sec|second|minute|
+        moment))|no\ time|not\ much\ time|
         (?:don'?t|do\ not)\ have\ (?:much\ |the\ |any\ )?time|running\ (?:late|out\ of\ time)|
-        before\ it'?s\ too\ late)\b""", cues="time late"),
+        before\ it'?s\ too\ late)\b""", cues="pressed time late clock clock's ticking"),
     family("hurried", "urgency_words", 1.5, r"""
         \bneed\ (?:this|it|them|that)\ (?:done\ |sorted\ |fixed\ )?(?:now|today|tonight)\b
         |\bnow\ (?:please|pls|plz)\b|\bnow[!.]*\s*$""", cues="now today tonight"),
@@ -118,8 +123,9 @@ HURRIED = (
         \b(?:it'?s|this\ is|is|very|super|really|extremely|most|pretty|quite|so)\s+urgent\b
         |\burgent(?:ly)?\s*(?:[!:]|$)|^urgent\b|\burgent\s+(?:please|pls|help|request)\b"""),
     family("hurried", "deadline_window", 1.25, rf"""
-        \b(?:in|within|under|next|only\ have|got|have|left|about|for)\s+(?:the\ next\s+)?
-        (?:{SMALL_NUMBER})\s*(?:-\s*)?{TIME_UNIT}\b
+        \b(?:in|within|under|next|only\ have|got|have|left|about)\s+(?:the\ next\s+)?
+        (?:{SMALL_NUMBER})\s*(?:-\s*)?{TIME_UNIT}\b(?!\s+of\b)
+        (?![^.?!,]{{0,25}}\b(?:tomorrow|next\s+\w+|on\s+\w+day)\b)
         |\b(?:in|within)\s+(?:the\ |an?\ )?(?:hour|half\ (?:an\ )?hour|few\ minutes|minute)\b
         |\b{SMALL_NUMBER}\s*{TIME_UNIT}\s+(?:out|away|left|to\ go|from\ now)\b""",
             cues="hour hours ~min ~sec ~hr"),
@@ -130,7 +136,9 @@ HURRIED = (
         [^.?!]{0,40}?(?:\b(?:today|tonight|now)\b|!)""", cues="today tonight now ~!"),
     family("hurried", "deadline_window", 1.25, r"""
         \b(?:closing|boarding|leaving|departing|takes\ off|starts|renews|closes|ships|
-        leaves|expires|due)\s+(?:in|at|today|tonight|at\ midnight)\b""",
+        leaves|expires|due)\s+(?:in|at|today|tonight|at\ midnight)\b
+        (?!\s+(?:\d+|a\ few|several|two|three|six)\s+(?:days|weeks|months|years))
+        (?![^.?!,]{0,15}\b(?:tomorrow|next\s+\w+|on\s+\w+day)\b)""",
             cues="closing boarding leaving departing takes starts renews closes ships leaves "
                  "expires due"),
     family("hurried", "deadline_window", 1.25, r"""
@@ -173,7 +181,7 @@ HURRIED = (
         tonight|fast|quickly)\b""", cues="now soon today tonight fast quickly"),
     family("hurried", "pressure_context", 1.25, r"""
         \b(?:(?:need|want|get|book|looking\ for)\s+(?:a\ |an\ )?same[- ]day|today\ only|
-        any\ (?:\w+\ )?(?:room|doctor|seat|flight|slot|table)|
+        any\ (?:\w+\ )?(?:room|doctor|seat|flight|slot|table)(?!\ (?:next|later|this\ week))|
         (?:whatever|anything)\s+(?:that\s+)?(?:gets|leaves|is\ (?:quickest|fastest|soonest|
         first)|works|goes)|
         whatever'?s\ (?:available|quickest|fastest)|i'?ll\ take\ (?:whatever|anything|
@@ -182,10 +190,12 @@ HURRIED = (
         \b(?:yes\ or\ no|short\ answer|one[- ]word\ answer|tl;?dr|no\ (?:commentary|
         explanations?|chit-?chat|small\ talk|lecture|essay|fluff|details|need\ to\ explain)|
         skip\ the\ (?:questions|explanation|details|small\ talk|pleasantries|chat|intro)|
+        cut\ to\ the\ chase|get\ to\ the\ point|straight\ to\ the\ point|
         (?:don'?t|do\ not)\ (?:need|want)\ (?:the\ |an?\ )?(?:explanation|details|lecture|
         essay)|keep\ it\ (?:short|brief|quick)|be\ brief|briefly|in\ brief|brief\ answer|
         quick\ answer|short\ version|bullet\ points\ only|answer\ only)\b""",
-            cues="yes short tl tldr commentary explanation explanations chit chat small "
+            cues="cut chase point yes short tl tldr commentary explanation explanations chit "
+                 "chat small "
                  "lecture essay fluff details explain skip keep bullet answer brief briefly quick "
                  "version"),
     family("hurried", "brevity", 1.25, r"""
@@ -193,7 +203,162 @@ HURRIED = (
         (?<!it's\ )(?<!its\ )just\ (?:the|a)\ (?:answer|link|number|code))\b""", cues="just only"),
 )
 
+TIME_BUDGET = (
+    # How much time the person has, said without "urgent": a budget in minutes, someone or
+    # something waiting on them, a battery running out, a meeting about to start.
+    family("hurried", "deadline_window", 1.25, r"""
+        \b(?:\d{1,2}|five|ten|two|three|fifteen|twenty|a\ few|few|a\ couple\ of|couple\ of)\s*
+        (?:-\s*)?(?:min|mins|minutes|
+        secs|seconds)\b(?!\s+(?:ago|late|walk|drive|away\ from))
+        (?![^.?!,]{0,25}\b(?:tomorrow|next\s+\w+|on\s+\w+day)\b)(?=\s*(?:[.,!;:)\-\u2013\u2014]|$|
+        before|left|till|until|to\ (?:spare|go)|max|tops|between))""",
+            cues="min mins minutes secs seconds"),
+    family("hurried", "deadline_window", 1.25, r"""
+        \b(?:stand-?up|meeting|call|class|flight|train|bus|appointment|interview|demo|
+        presentation|shift|exam)\s+(?:starts\s+)?in\s+(?:\d{1,2}|five|ten|fifteen|twenty)
+        \b(?!\s*(?:days|weeks|months|years|hours))""",
+            cues="standup stand meeting call class flight train bus appointment interview "
+                 "demo presentation shift exam", needs="in"),
+    family("hurried", "deadline_window", 1.25, r"""
+        \b(?:ends|finishes|closes|leaves|starts|expires|runs\ out|is\ over|boards|departs)\s+
+        in\s+(?:\d{1,2}|five|ten|fifteen|twenty|thirty)\b
+        (?!\s*(?:days?|weeks?|months?|years?|hours?|hrs?|[-:/.]\d))""",
+            cues="ends finishes closes leaves starts expires runs over boards departs",
+            needs="in"),
+    family("hurried", "deadline_window", 1.25, r"""
+        \bin\s+the\s+next\s+(?:minute|few\s+minutes|\d{1,2}\s*(?:min|mins|minutes)|hour|
+        half\s+(?:an\s+)?hour|couple\s+of\s+minutes)\b""",
+            cues="next"),
+    family("hurried", "deadline_window", 1.25, r"""
+        \b(?:meeting|class|call|flight|train|show|movie|game|exam|interview|shift|lesson|
+        boarding)(?:'s|\s+is)\s+(?:about\s+to\s+)?(?:starting|start|leaving|boarding|closing)\b""",
+            cues="meeting's class's call's flight's train's show's meeting class call flight "
+                 "train show movie game exam interview shift lesson boarding",
+            needs="starting start leaving boarding closing"),
+    family("hurried", "time_budget", 1.25, r"""
+        \bdouble[- ]parked\b|\bparked\s+on\s+(?:a\s+)?double\s+yellows?\b
+        |\b(?:engine|meter)\s+(?:is\s+)?running\b
+        |^(?:hi\W+)?on\s+(?:the|my)\s+way\s+to\b""",
+            cues="double parked engine meter way"),
+    family("hurried", "deadline_window", 1.25, r"""
+        \b(?:a\s+)?(?:\d{1,2}|two|five|ten|fifteen)[- ](?:min|minute|second|sec)\s+(?:window|
+        gap|slot)\b""",
+            cues="window gap slot"),
+    family("hurried", "time_budget", 1.25, r"""
+        \b(?:heading|going|head|leaving|off|logging\s+off)\s+(?:out\s+)?in\s+(?:\d{1,2}|five|
+        ten|a\s+(?:sec|second|minute|moment))\b(?!\s*(?:days|weeks|months|years|hours))""",
+            cues="heading going head leaving off logging", needs="in"),
+    family("hurried", "time_budget", 1.25, r"""
+        \b(?:can'?t|cannot|won'?t\ be\ able\ to)\s+(?:stay|talk|chat|wait)\s*(?:long|
+        now|right\ now|much\ longer)?\b""",
+            cues="stay talk chat wait", needs="can't cant cannot won't"),
+    family("hurried", "time_budget", 1.25, r"""
+        \b(?:don'?t|do\ not)\s+have\s+(?:long|all\ day|ages)\b
+        |\bwhile\s+i\s+(?:still\s+)?(?:can|have\s+(?:signal|battery|time))\b""",
+            cues="long day ages while"),
+    family("hurried", "time_budget", 1.25, r"""
+        \b(?:heading|going|walking|about\s+to\s+(?:go|head|walk))\s+(?:into|in\s+to|to)\s+
+        (?:a\s+|my\s+|the\s+)?\w+(?:\s+\w+)?\s+(?:shortly|now|soon|in\s+a\s+(?:sec|second|
+        minute|moment|bit))\b""",
+            cues="heading going walking about", needs="shortly now soon sec second minute "
+                                                        "moment bit"),
+    family("hurried", "time_budget", 1.25, r"""
+        \b(?:gotta|got\ to|have\ to|need\ to|must)\s+(?:run|dash|fly|head\ off|go)
+        (?=\s*[,.!;:\-\u2013\u2014]|\s*$|\s+(?:now|soon|in\ a))""",
+            cues="run dash fly head go", needs="gotta got have need must"),
+    family("hurried", "someone_waiting", 1.25, r"""
+        \b(?:taxi|cab|uber|driver|courier|delivery\ (?:guy|driver|man)|reviewer|assessor|
+        plumber|engineer|landlord|client|guests|kids|everyone|people|they|he|she|boss|
+        it|bus|train)(?:'s|\ is|\ are|'re)\s+(?:already\s+|still\s+)?(?:here|waiting|
+        outside|arriving|at\ (?:my|the)\ door|behind\ me|leaving|pulling\ (?:in|up|out)|
+        about\ to\ (?:leave|go|close))\b
+        |\b(?:guests|visitors|kids|movers|customers|patients)\s+(?:are\s+|'re\s+)?(?:arriving|
+        waiting|here|outside)\b
+        |\b(?:people|someone|a\ queue|a\ line)\s+(?:are\s+|is\s+)?(?:waiting|queu(?:e|ing))
+        \s+(?:behind|for)\s+me\b
+        |\b(?:is|'s)\s+waiting\s+on\s+me\b
+        |\b(?:advisor|adviser|agent|bank|someone|doctor|pharmacist|they|she|he)\s+(?:is\s+|
+        's\s+)?(?:on\ hold|on\ the\ (?:other\ )?line)\b
+        |\b(?:the|my|our)\s+\w+s\s+(?:are|'re)\s+(?:already\s+|still\s+)?(?:waiting|outside|
+        at\ the\ door)\b""",
+            cues="here waiting outside arriving door behind leaving queue queuing hold line "
+                 "pulling about"),
+    family("hurried", "someone_waiting", 1.25, r"""
+        \b(?:phone|battery|laptop)(?:'s|\s+is)?\s+(?:at\s+|on\s+)?(?:\d{1,2}\s*%|dying|
+        about\ to\ die|almost\ dead|nearly\ dead)
+        |\b(?:low|dying)\s+battery\b|\bbad\s+signal\b|\bsignal\s+is\s+(?:bad|patchy|
+        dropping)|\babout\s+to\s+(?:lose|run\s+out\s+of)\s+(?:signal|battery|connection|
+        reception|wifi|charge)\b
+        |\bbefore\s+i\s+lose\s+(?:you|signal|the\s+signal|connection|battery|reception)\b
+        |\b(?:about\s+to|going\s+to)\s+(?:go|drive|head)\s+(?:into|through)\s+a\s+tunnel\b
+        |\b(?:meter|parking|ticket|session|time)(?:'s|\s+is)\s+(?:about\s+to|going\s+to)\s+
+        (?:run\s+out|expire|end)\b""",
+            cues="phone phone's battery battery's laptop low dying bad signal about lose "
+                 "tunnel "
+                 "meter's meter parking ticket session time"),
+    family("hurried", "on_the_move", 1.25, r"""
+        ^(?:hi[,!]?\s+)?(?:i'?m\s+|we'?re\s+)?(?:standing|sitting|stuck|waiting|already)?\s*
+        (?:on|in|at|between)\s+(?:a\s+|my\s+|the\s+)?(?:\w+\s+)?(?:meeting|meetings|
+        lunch\ break|break|call|train|bus|plane|queue|line|reception|waiting\ room|till|
+        checkout|counter|gate|desk|door|car|taxi|cab|airport|station|terminal|platform|
+        check-?in|security)\b""",
+            cues="meeting meetings lunch break call train bus plane queue line reception "
+                 "waiting till checkout counter gate desk door car taxi cab airport station "
+                 "terminal platform checkin check security"),
+    family("hurried", "on_the_move", 1.25, r"""
+        \b(?:already|running)\s+(?:late|behind)\b|\bbehind\s+schedule\b|\blate\s+for\s+(?:work|school|class|my|a|the|
+        an)\b
+        |\b(?:running|rushing|dashing|racing|sprinting)\s+(?:between|to|for|through|across)\s+
+        (?:the\s+|my\s+|a\s+)?\w+
+        |\b(?:walking|heading|running|halfway)\s+out\s+(?:the|of\ the)\s+(?:door|house|office)\b
+        |\b(?:i'?m|we'?re|i\ am)\s+(?:standing\s+|stuck\s+|waiting\s+|literally\s+)?(?:at|in)\s+
+        (?:the|a)\s+(?:checkout|till|queue|counter|reception|pharmacy|platform|check-?in|
+        gate)\b""",
+            cues="late behind running rushing dashing racing sprinting walking heading halfway "
+                 "out "
+                 "checkout till queue counter reception pharmacy platform checkin check gate"),
+    family("hurried", "before_it_happens", 1.25, r"""
+        \bbefore\s+(?:they|it|he|she|the\s+\w+|my\s+\w+)\s+(?:start|starts|goes|go|gets|leave|
+        leaves|wake|wakes|wake\ up|wakes\ up|arrive|arrives|close|closes|shuts|get\ back|
+        gets\ back|come\ back|comes\ back|walks\ in|walk\ in|comes\ in|come\ in|gets\ home|
+        get\ home|sees|notices|finds\ out)\b(?!\s+(?:next|tomorrow|on\ \w+day))
+        |\b(?:need|needs|want|wants)\b(?!\s+to\s+(?:arrive|be|get|land|reach|leave))
+        [^.?!]{0,50}?\b(?:by|before)\s+(?:noon|midday|
+        midnight|\d{1,2}(?::\d\d)?\s*(?:am|pm)?)(?=\s*(?:[.,!;]|$|today|tonight|this|
+        and|,|baby|or))""",
+            cues="before by"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \b(?:steps|link|number|code|answer|command|facts)\s+only\b
+        |\b(?:straight|simple|plain|direct)\s+answer\b
+        |\bbottom\s+line(?:\s+only)?\s*[:,\-\u2013\u2014]""",
+            cues="only line answer"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \bno\s+(?:long|lengthy|big|essay|wordy)\s+(?:answers?|explanations?|replies|
+        messages|paragraphs)\b
+        |\bno\s+(?:essays|novels|paragraphs|waffle|waffling|lectures|speeches)\b""",
+            cues="long lengthy big essay wordy essays novels paragraphs waffle waffling "
+                 "lectures speeches", needs="no"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \bin\s+(?:one|two|three|a\ few|1|2|3)\s+(?:sentences?|lines?|words?|messages?)\b
+        |\bone[- ]?liner\b|\bone\s+message\b""",
+            cues="sentence sentences line lines words word messages message liner oneliner"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \bthat'?s\s+all[.!]*\s*$|,\s*go[.!]*\s*$""", cues="all go"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \b(?:don'?t|do\ not|no)\s+(?:ask|asking)\s+(?:me\s+)?(?:any\s+)?(?:more\s+)?
+        (?:questions|follow-?ups?)\b""", cues="ask asking"),
+    family("hurried", "terse_demand", 1.25, r"""
+        \b(?:don'?t|do\ not)\s+(?:need|want)\s+(?:the|a|your)\s+(?:whole|full|entire|
+        long)\s+\w+""", cues="whole full entire long", needs="need want"),
+)
+"""Hurried without the words "urgent" or "asap": time budgets and pressure of the moment."""
+
 HURRIED_GUARDS = (
+    family("hurried", "no_rush", -1.5, r"""
+        \bno\s+(?:rush|hurry|urgency)\b|\bnot\s+(?:urgent|in\s+a\s+(?:rush|hurry))\b
+        |\b(?:whenever|when)\s+(?:you\s+(?:get\s+a\s+chance|can|have\s+time)|it'?s\s+convenient)
+        |\bno\s+time\s+pressure\b|\bin\s+no\s+(?:rush|hurry)\b""",
+            cues="rush hurry urgency urgent whenever when pressure"),
     family("hurried", "urgent_noun", -1.5, r"""
         \burgent[- ](?:care|appointments?|payments?|transfers?|requests?\ form|cases?|
         referrals?|dental|treatment|clinic|centre|center|line|surgery|booking|slot)\b"""),

@@ -23,14 +23,22 @@ from __future__ import annotations
 
 from processor._stance_adversarial import ADVERSARIAL, ADVERSARIAL_GUARDS
 from processor._stance_family import Family, tokens
-from processor._stance_moods import FRUSTRATED, HURRIED, HURRIED_GUARDS, UNSURE, UNSURE_GUARDS
+from processor._stance_leverage import LEVERAGE
+from processor._stance_moods import (
+    FRUSTRATED,
+    HURRIED,
+    HURRIED_GUARDS,
+    TIME_BUDGET,
+    UNSURE,
+    UNSURE_GUARDS,
+)
 from processor._stance_premises import CONFLICTING, MISTAKEN, flip_flops, same_verb_negated
 
 __all__ = ["FAMILIES", "Family", "candidates", "flip_flops", "same_verb_negated", "tokens"]
 
 FAMILIES: tuple[Family, ...] = (
-    *ADVERSARIAL, *ADVERSARIAL_GUARDS, *FRUSTRATED, *HURRIED, *HURRIED_GUARDS,
-    *UNSURE, *UNSURE_GUARDS, *MISTAKEN, *CONFLICTING)
+    *ADVERSARIAL, *LEVERAGE, *ADVERSARIAL_GUARDS, *FRUSTRATED, *HURRIED, *TIME_BUDGET,
+    *HURRIED_GUARDS, *UNSURE, *UNSURE_GUARDS, *MISTAKEN, *CONFLICTING)
 """Every family, in no particular order (scores are sums)."""
 
 

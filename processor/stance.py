@@ -6,14 +6,17 @@ Values: ``adversarial``, ``frustrated``, ``hurried``, ``mistaken``, ``unsure``,
 The default detector (:func:`classify_stance`) scores the ask against weighted intent
 families (:mod:`processor._stance_patterns`): imperatives to bypass or override rules and
 checks, claims of authority, requests for other people's data or the agent's
-instructions, falsified records and threats for an exception (adversarial); exasperation
-words, repeated contacts, sarcasm, ``!!``/``??`` and shouted words (frustrated); time
-windows, deadlines and demands for brevity (hurried); hedges and either-or questions
-(unsure); premises asserted as given ("you promised", "I read on your site", "that's the
-law", "..., right?") (mistaken); asks that contradict themselves or flip back and forth
-(conflicting). Guards take away the score of trigger words used neutrally (a question
-about a policy, urgent care, prompt injection as a coding topic, a polite "not sure who
-handles this, but please ...").
+instructions, falsified records and threats for an exception (adversarial), and indirect
+pressure read by its frame (:mod:`processor._stance_leverage`: a consequence plus a
+condition, someone's approval plus a demand to act on it, the rule dismissed, flattery as
+a lever); exasperation words, repeated contacts, sarcasm, ``!!``/``??`` and shouted words
+(frustrated); time windows, deadlines, demands for brevity, and time budgets said without
+"urgent" (minutes to spare, someone waiting, a dying battery, "can't stay long")
+(hurried); hedges and either-or questions (unsure); premises asserted as given ("you
+promised", "I read on your site", "that's the law", "..., right?") (mistaken); asks that
+contradict themselves or flip back and forth (conflicting). Guards take away the score
+of trigger words used neutrally (a question about a policy, urgent care, "no rush",
+prompt injection as a coding topic, a polite "not sure who handles this, but please ...").
 
 Decision: adversarial when its score reaches :data:`ADVERSARIAL_AT` (it wins over every
 other stance: "skip the ID check, I'm in a hurry" is adversarial); otherwise the stance
