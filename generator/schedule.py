@@ -31,7 +31,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -148,6 +148,10 @@ class ServiceJobs:
         self._settings = settings
         self._store = store
         self._credentials = dict(credentials)
+        self.stored_first: Callable[[], bool] | None = None
+        """Waits until what the collector acknowledged so far is stored as rows (False when
+        it timed out); set by ``serve`` once its collector exists, so that processing (and
+        every CLI read through the service) sees what was acknowledged before it."""
         self._scheduler = BackgroundScheduler(timezone="UTC", job_defaults={
             "coalesce": True, "max_instances": 1, "misfire_grace_time": 3600})
         self._processing = threading.Lock()
@@ -216,6 +220,9 @@ class ServiceJobs:
             return process(self._store, ProcessOptions.from_settings(self._settings),
                            workers=1, credentials=self._credentials)
 
+        if self.stored_first is not None and not self.stored_first():
+            _log.warning("processing before everything acknowledged is stored (the spool "
+                         "backlog is still being stored); the next pass takes the rest")
         with self._processing:
             # on a lake another process may commit the same tables meanwhile: try again
             result = retrying(work) if self._store.is_lake else work()

@@ -33,6 +33,9 @@ __all__ = ["add_commands"]
 
 Options = Callable[[argparse.ArgumentParser], None]
 
+_STORED_FIRST_S = 30.0
+"""Longest a processing pass waits for acknowledged requests to be stored as rows."""
+
 
 def add_commands(commands: Any, common: Options) -> None:
     """Add ``serve`` to the subcommand parsers."""
@@ -118,6 +121,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     except BaseException:
         store.close()
         raise
+    jobs.stored_first = lambda: collector.pipeline.flush(timeout=_STORED_FIRST_S)
     # the collector writes {pid, grpc, http} once bound; the user's ready file and the
     # service file beside the store get the API address too
     bound = info_path(settings.db).with_name(info_path(settings.db).name + ".collector")

@@ -244,6 +244,11 @@ def test_a_failed_scheduled_run_is_recorded_and_ingest_goes_on(
                           content=trace_request(spans).SerializeToString(),
                           headers={"content-type": "application/x-protobuf"})
         assert sent.status_code == 200
+        # acknowledged means durable in the spool; rows follow within moments
+        deadline = time.monotonic() + 30
+        while (httpx.get(service.url("/status")).json()["counts"]["spans"] < 3
+               and time.monotonic() < deadline):
+            time.sleep(0.1)
         assert httpx.get(service.url("/status")).json()["counts"]["spans"] == 3
         record = httpx.get(service.url(f"/runs/{failed[0]['run_id']}")).json()
         assert "nothing to plan" in record["error"]
