@@ -11,21 +11,15 @@ import pytest
 
 from processor.run import ProcessOptions, process
 from tests.api.older_stream import older_stream
-from tests.support.pipeline import store_requests
+from tests.support.pipeline import processed_production_store, store_requests
 from tests.support.synthetic import production_stream
 from tracemill.store import open_store
 
 
 @pytest.fixture(scope="session")
 def processed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("api") / "production.duckdb"
-    store_requests(db, production_stream(seed=5, conversations_per_version=400).requests)
-    store = open_store(db)
-    try:
-        process(store, ProcessOptions())
-    finally:
-        store.close()
-    return db
+    return processed_production_store(tmp_path_factory.mktemp("api") / "production.duckdb",
+                                      seed=5)
 
 
 @pytest.fixture

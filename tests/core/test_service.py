@@ -23,13 +23,10 @@ from typing import Any
 import httpx
 import pytest
 
-from processor.run import ProcessOptions, process
 from tests.collector.serving import ServeProcess
 from tests.support.otlp import genai_span, trace_request
-from tests.support.pipeline import store_requests
-from tests.support.synthetic import production_stream
+from tests.support.pipeline import processed_production_store
 from tracemill.cli import main
-from tracemill.store import open_store
 
 pytestmark = pytest.mark.integration
 
@@ -54,14 +51,8 @@ def serving(db: Path, tmp: Path, *extra: str,
 
 @pytest.fixture(scope="module")
 def production_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("service") / "production.duckdb"
-    store_requests(db, production_stream(seed=11, conversations_per_version=400).requests)
-    store = open_store(db)
-    try:
-        process(store, ProcessOptions())
-    finally:
-        store.close()
-    return db
+    return processed_production_store(
+        tmp_path_factory.mktemp("service") / "production.duckdb", seed=11)
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ import httpx
 import kubernetes_validate  # type: ignore[import-untyped]
 import pytest
 
-from processor.run import ProcessOptions, process
 from tests.deploy._files import (
     IMAGE_HELPERS,
     KUBERNETES,
@@ -37,12 +36,10 @@ from tests.deploy._files import (
     tracemill_containers,
     with_free_ports,
 )
-from tests.support.pipeline import store_requests
-from tests.support.synthetic import production_stream
+from tests.support.pipeline import processed_production_store
 from tracemill.api import check_api_exposure
 from tracemill.cli import build_parser
 from tracemill.config import Settings, is_loopback, load_settings, split_address
-from tracemill.store import open_store
 
 #: The oldest release the files are written for (native sidecars, CronJob timeZone and
 #: podFailurePolicy are all on by default there) and the newest schemas the package has.
@@ -219,14 +216,8 @@ def test_secrets_are_referenced_never_written() -> None:
 
 @pytest.fixture(scope="module")
 def processed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    db = tmp_path_factory.mktemp("cron") / "tracemill.duckdb"
-    store_requests(db, production_stream(seed=11, conversations_per_version=400).requests)
-    store = open_store(db)
-    try:
-        process(store, ProcessOptions())
-    finally:
-        store.close()
-    return db
+    return processed_production_store(tmp_path_factory.mktemp("cron") / "tracemill.duckdb",
+                                      seed=11)
 
 
 @pytest.mark.integration

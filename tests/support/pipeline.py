@@ -41,3 +41,20 @@ def store_requests(db: Path, requests: Iterable[bytes], *, signal: Signal = "tra
                    source: str = "test") -> int:
     """Store export requests of one ``signal`` (traces or logs); see :func:`store_signals`."""
     return store_signals(db, ((signal, request) for request in requests), source=source)
+
+
+def processed_production_store(db: Path, *, seed: int,
+                               conversations_per_version: int = 400) -> Path:
+    """``db`` filled with the synthetic production stream of ``seed`` and processed into
+    conversations and a failure map (``tracemill process``); returns ``db``."""
+    from processor.run import ProcessOptions, process
+    from tests.support.synthetic import production_stream
+
+    stream = production_stream(seed=seed, conversations_per_version=conversations_per_version)
+    store_requests(db, stream.requests)
+    store = open_store(db)
+    try:
+        process(store, ProcessOptions())
+    finally:
+        store.close()
+    return db
