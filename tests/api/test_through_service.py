@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -24,6 +23,7 @@ import pytest
 from processor.conversation_records import read_conversations
 from tests.collector.serving import ServeProcess
 from tests.support.otlp import genai_span, trace_request
+from tests.support.waiting import wait_until
 from tracemill.cli import main
 from tracemill.service_info import info_path, read_service_info
 from tracemill.store import open_store
@@ -44,15 +44,6 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str],
     out, err = capsys.readouterr()
     return code, out, err
 
-
-def _wait(predicate: Any, seconds: float, what: str) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _order_ids(db: Path) -> dict[str, set[str]]:
@@ -266,12 +257,12 @@ def test_a_run_is_stopped_through_the_api_and_can_be_resumed(db: Path, tmp_path:
     try:
         job = httpx.post(service.url("/runs"), json={"budget": "3000"}).json()
         assert job["state"] == "queued" and job["budget"] == "3000"
-        _wait(lambda: httpx.get(service.url(f"/jobs/{job['job_id']}")).json()["rollouts"],
+        wait_until(lambda: httpx.get(service.url(f"/jobs/{job['job_id']}")).json()["rollouts"],
               60, "the first rollouts")
         stopping = httpx.post(service.url(f"/jobs/{job['job_id']}/stop"))
         assert stopping.status_code == 200
         assert stopping.json()["state"] in ("stopping", "stopped")
-        done = _wait(lambda: (j := httpx.get(service.url(f"/jobs/{job['job_id']}")).json())
+        done = wait_until(lambda: (j := httpx.get(service.url(f"/jobs/{job['job_id']}")).json())
                      ["state"] == "stopped" and j, 60, "the run to stop")
         assert 0 < done["rollouts"] < 3000
         record = httpx.get(service.url(f"/runs/{done['run_id']}")).json()

@@ -26,6 +26,7 @@ import pytest
 from tests.collector.serving import ServeProcess
 from tests.support.otlp import genai_span, trace_request
 from tests.support.pipeline import processed_production_store
+from tests.support.waiting import wait_until
 from tracemill.cli import main
 
 pytestmark = pytest.mark.integration
@@ -70,15 +71,6 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str],
     return code, out, err
 
 
-def _wait(predicate: Any, seconds: float, what: str) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what}")
-
 
 def test_schedule_api_and_cli_through_it(db: Path, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str],
@@ -109,7 +101,7 @@ def test_schedule_api_and_cli_through_it(db: Path, tmp_path: Path,
         status = client.get(service.url("/status")).json()
         assert [j["name"] for j in status["schedule"]] == ["generate"]
         assert status["schedule"][0]["next_run"] is not None
-        finished = _wait(lambda: [j for j in client.get(service.url("/status")).json()["jobs"]
+        finished = wait_until(lambda: [j for j in client.get(service.url("/status")).json()["jobs"]
                                   if j["state"] == "finished"], 120, "a scheduled run")
         scheduled = finished[0]
         assert scheduled["trigger"] == "schedule" and scheduled["rollouts"] == 3
@@ -154,9 +146,9 @@ def test_schedule_api_and_cli_through_it(db: Path, tmp_path: Path,
             assert answer.status_code in (202, 409), answer.text
             return answer.json() if answer.status_code == 202 else None
 
-        job = _wait(start, 60, "a free slot to start a run")
+        job = wait_until(start, 60, "a free slot to start a run")
         assert job["trigger"] == "api" and job["budget"] == "2"
-        done = _wait(lambda: (j := client.get(service.url(f"/jobs/{job['job_id']}")).json())
+        done = wait_until(lambda: (j := client.get(service.url(f"/jobs/{job['job_id']}")).json())
                      ["state"] in ("finished", "failed") and j, 120, "the API-started run")
         assert done["state"] == "finished" and done["rollouts"] == 2, done
         record = client.get(service.url(f"/runs/{done['run_id']}")).json()
@@ -223,7 +215,7 @@ def test_a_failed_scheduled_run_is_recorded_and_ingest_goes_on(
     assert main(["migrate", "--db", str(db)], environ={}) == 0
     with serving(db, tmp_path, "--generate-cron", "*/2 * * * * *", "--agent", "offline",
                  "--generate-budget", "2") as service:
-        failed = _wait(lambda: [j for j in httpx.get(service.url("/status")).json()["jobs"]
+        failed = wait_until(lambda: [j for j in httpx.get(service.url("/status")).json()["jobs"]
                                 if j["state"] == "failed"], 60, "a failed scheduled run")
         assert "nothing to plan" in failed[0]["error"]
         runs = httpx.get(service.url("/runs")).json()

@@ -18,6 +18,7 @@ import httpx
 import pytest
 from playwright.sync_api import Page, Route, expect
 
+from tests.support.waiting import wait_until
 from tests.web.conftest import HOSTILE, HOSTILE_ID, SLASHED_ID, TOKEN, Service, screenshot
 from tracemill.page import MODULES
 
@@ -45,15 +46,6 @@ def _no_markup_from_data(page: Page) -> None:
     assert page.locator("main script, main img").count() == 0
     assert page.get_by_text("bold?", exact=True).count() == 0  # no <b>bold?</b> element
 
-
-def _wait_for(predicate: Any, seconds: float, what: str) -> Any:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_the_map_is_a_heatmap_that_opens_a_situation(service: Service, page: Page) -> None:
@@ -108,9 +100,12 @@ def test_the_map_is_a_heatmap_that_opens_a_situation(service: Service, page: Pag
     page.locator("#production details.item summary").first.click()
     page.locator("#rollouts details.item summary").first.click()
     users = [m["content"] for m in conversations[0]["messages"] if m["role"] == "user"]
-    assert _texts(page, "#production details.item[open] .msg.user .text") == users
+    # an opened item fetches its transcript: wait for it to render
+    wait_until(lambda: _texts(page, "#production details.item[open] .msg.user .text") == users,
+               20, "the production transcript")
     simulated = [m["content"] for m in rollouts[0]["messages"] if m["role"] == "user"]
-    assert _texts(page, "#rollouts details.item[open] .msg.user .text") == simulated
+    wait_until(lambda: _texts(page, "#rollouts details.item[open] .msg.user .text")
+               == simulated, 20, "the rollout transcript")
     calls = [c["function"]["name"] for m in conversations[0]["messages"]
              for c in m.get("tool_calls") or []]
     assert _texts(page, "#production details.item[open] .call .fn") == calls
@@ -124,7 +119,7 @@ def test_the_map_is_a_heatmap_that_opens_a_situation(service: Service, page: Pag
     page.click(f'[data-segment="version:{previous}"]')
     expected = [c["conversation_id"] for c in service.get(
         "/conversations", situation=ident, version=previous, limit=50)]
-    _wait_for(lambda: _texts(page, "#production details.item .id") == expected[:20], 20,
+    wait_until(lambda: _texts(page, "#production details.item .id") == expected[:20], 20,
               f"the {previous} conversations")
     assert set(_texts(page, "#production details.item .chip.version")) == {previous}
 
@@ -148,7 +143,7 @@ def test_version_comparison_shows_new_persistent_and_fixed(service: Service,
     page.wait_for_selector('.lanes[data-since="v1"]')
     report = _report(service.get("/reports/regression", since="v1"))
     new = [s["situation_id"] for s in report["situations"] if s["status"] == "new"]
-    _wait_for(lambda: _data(page, "#lane-new .card", "situation") == new, 30,
+    wait_until(lambda: _data(page, "#lane-new .card", "situation") == new, 30,
               "the regression report's new situations")
     page.locator("#lane-new .card").first.click()
     page.wait_for_selector("#production")
@@ -196,9 +191,9 @@ def test_run_progress_is_live_and_lands_in_the_history(service: Service, page: P
     assert fill.evaluate("e => e.style.width") == "100%"
     assert page.locator(".job .progress .label").first.inner_text() == "300 / 300 rollouts"
     # the finished run appears in the history without reloading the page
-    _wait_for(lambda: job["run_id"] in _data(page, "#history tr[data-run]", "run"), 20,
+    wait_until(lambda: job["run_id"] in _data(page, "#history tr[data-run]", "run"), 20,
               "the run in the history")
-    _wait_for(lambda: "run running" not in page.locator("#service").inner_text(), 15,
+    wait_until(lambda: "run running" not in page.locator("#service").inner_text(), 15,
               "the header to see the run end")
     screenshot(page, "runs-finished")
 
@@ -373,7 +368,7 @@ def test_the_map_compares_the_latest_with_a_chosen_version(service: Service,
     expected = service.get("/map", since="v0")
     # the situations may be the same against v0 as against v1: wait for the heading too,
     # which only the re-rendered map carries
-    _wait_for(lambda: "v2 compared with v0" in page.locator(".pagehead").inner_text()
+    wait_until(lambda: "v2 compared with v0" in page.locator(".pagehead").inner_text()
               and _data(page, "#heatmap tbody tr", "situation")
               == [s["situation_id"] for s in expected], 30, "the map against v0")
     assert set(_data(page, "#heatmap a.cell", "version")) <= {"v0", "v2"}
