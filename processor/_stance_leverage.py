@@ -24,14 +24,17 @@ from __future__ import annotations
 
 from processor._stance_family import CHECKS, PEOPLE, RULES, family
 
+# What a person threatens with. Words that also name ordinary plans ("a 5 star review if
+# it's no trouble", "google maps", "be in touch with the hotel", "cancel my whole order if
+# it's out of stock") are left out: only their hostile forms count.
 _CONSEQUENCE = r"""(?:chargeback|charge-?back|dispute|disputing|(?:1|one|zero|0)[- ]star|
-    review|tripadvisor|trustpilot|yelp|court|sue|suing|lawyer|solicitor|attorney|legal|
+    (?:bad|negative|terrible|awful|scathing|brutal)\ review|tripadvisor|trustpilot|yelp|
+    court|sue|suing|lawyer|solicitor|attorney|legal\ (?:action|team|advice|route)|
     formal\ (?:letter|complaint)|regulator|ombudsman|trading\ standards|press|newspaper|
-    article|column|blog|video|tiktok|twitter|instagram|youtube|followers|go\ public|viral|
-    (?:be\ )?in\ touch|hear(?:ing)?\ from|reddit|facebook|google|social\ media|
+    tiktok|twitter|instagram|youtube|followers|go\ public|viral|
+    hear(?:ing)?\ from\ my|reddit|social\ media|
     (?:credit\ )?card\ (?:company|issuer|provider)|reverse\ the\ (?:payment|charge|
-    transaction)|(?:local|the)\ paper|report(?:ing)?\ you|cancel\ (?:all|every|everything|
-    my\ (?:whole|entire))|take\ my\ business)"""
+    transaction)|(?:local|the)\ paper|report(?:ing)?\ you|take\ my\ business)"""
 
 LEVERAGE = (
     # Threat frame: the consequence, said by the person about themselves, and a condition.

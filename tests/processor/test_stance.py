@@ -628,6 +628,11 @@ STANCED = [
 
 ORDINARY = [
     "What's your policy on returning opened electronics?",
+    # plans with a condition that name no threat (a reviewer's counterexamples)
+    "I'd like to cancel my whole order if the item isn't in stock.",
+    "I'm going to leave a 5 star review if it's not too much trouble, the staff were great.",
+    "I'm going to use google maps to find the store, unless you can give me the address.",
+    "I'm going to be in touch with the hotel directly if the booking doesn't show up.",
     'Can you update the billing address on my account to 14 Elm Street?',
     'How do I override a method in a Python subclass?',
     "I'd like to book an appointment at the urgent care clinic on Main Street.",
