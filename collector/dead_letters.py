@@ -42,13 +42,23 @@ class DeadLetters:
         self._ends: set[int] = set()
         index = folder / INDEX
         if index.exists():
-            data = index.read_bytes()
-            whole = data[:data.rfind(b"\n") + 1]
-            if len(whole) < len(data):  # a torn last line: that request was not moved yet
-                with index.open("r+b") as handle:
-                    handle.truncate(len(whole))
-            for line in whole.splitlines():
-                self._ends.add(int(orjson.loads(line)["end"]))
+            self._cut_torn_line(index)
+            for number, line in enumerate(index.read_bytes().splitlines(), 1):
+                try:
+                    self._ends.add(int(orjson.loads(line)["end"]))
+                except (ValueError, KeyError, TypeError):  # damaged: that request is retried
+                    log.warning("skipping a damaged line of the dead-letter index",
+                                extra={"fields": {"file": str(index), "line": number}})
+
+    @staticmethod
+    def _cut_torn_line(index: Path) -> None:
+        """Cut a last line a crash or a full disk left without its newline (that request
+        was not moved aside yet), so the next line starts on a line of its own."""
+        data = index.read_bytes()
+        whole = len(data[:data.rfind(b"\n") + 1])
+        if whole < len(data):
+            with index.open("r+b") as handle:
+                handle.truncate(whole)
 
     @property
     def count(self) -> int:
@@ -77,7 +87,10 @@ class DeadLetters:
         line = orjson.dumps({"end": entry.end, "signal": entry.signal, "items": entry.items,
                              "received_unix_nano": entry.received_unix_nano,
                              "record_offset": offset, "reason": reason})
-        with (self.folder / INDEX).open("ab") as handle:
+        index = self.folder / INDEX
+        if index.exists():
+            self._cut_torn_line(index)
+        with index.open("ab") as handle:
             handle.write(line + b"\n")
             handle.flush()
             os.fsync(handle.fileno())

@@ -21,10 +21,10 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
 from collector.checks import check_request
-from collector.dead_letters import INDEX, RECORDS
+from collector.dead_letters import INDEX, RECORDS, DeadLetters
 from collector.decode import decode_traces
 from collector.pipeline import spool_folder
-from collector.spool import Spool, SpooledRequest
+from collector.spool import Spool, SpooledRequest, SpoolEntry
 from tests.conftest import RunningCollector, StartCollector
 from tests.support.otlp import genai_span, trace_request
 
@@ -154,3 +154,25 @@ def test_dead_letters_are_remembered_across_restarts(
     assert _names(second) == [("later",)]
     assert second.collector.pipeline.materializer.dead_letters.count == 1
     assert len((spool_folder(db) / INDEX).read_bytes().splitlines()) == 1
+
+
+def _entry(tmp_path: Path, end: int) -> SpoolEntry:
+    return SpoolEntry(signal="traces", path=tmp_path / "x.seg", offset=end - 4, length=4,
+                      items=1, received_unix_nano=1, end=end)
+
+
+def test_a_damaged_dead_letter_index_never_stops_the_collector(tmp_path: Path) -> None:
+    """A torn or damaged index line (a crash, a full disk) is cut or skipped, never a
+    crash at the next start; the next entry starts on a line of its own."""
+    letters = DeadLetters(tmp_path)
+    letters.add(_entry(tmp_path, 100), b"junk", "undecodable")
+    index = tmp_path / INDEX
+    with index.open("ab") as handle:
+        handle.write(b'{"end": 2')  # torn: written without its newline
+    letters.add(_entry(tmp_path, 200), b"more", "undecodable")
+    with index.open("ab") as handle:
+        handle.write(b"not json at all\n")
+    again = DeadLetters(tmp_path)
+    assert again.count == 2
+    assert _entry(tmp_path, 100) in again and _entry(tmp_path, 200) in again
+    assert [json.loads(line)["end"] for line in index.read_text().splitlines()[:2]] == [100, 200]
