@@ -180,7 +180,14 @@ class ServiceJobs:
         self._scheduler.start()
 
     def shutdown(self) -> None:
-        """Stop scheduling; waits for a job under way to finish."""
+        """Stop scheduling. A generation run under way is stopped as :meth:`stop_generation`
+        stops it (its rollouts in flight finish and are stored; the run is interrupted and
+        the next run with the same options resumes it), then waited for."""
+        with self._jobs_lock:
+            running = [job_id for job_id, job in self._jobs.items()
+                       if job.state in ("queued", "running")]
+        for job_id in running:
+            self.stop_generation(job_id)
         if self._scheduler.running:
             self._scheduler.shutdown(wait=True)
 

@@ -121,7 +121,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     except BaseException:
         store.close()
         raise
-    jobs.stored_first = lambda: collector.pipeline.flush(timeout=_STORED_FIRST_S)
+    jobs.stored_first = lambda: _stored_first(collector)
     # the collector writes {pid, grpc, http} once bound; the user's ready file and the
     # service file beside the store get the API address too
     bound = info_path(settings.db).with_name(info_path(settings.db).name + ".collector")
@@ -143,6 +143,15 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         bound.unlink(missing_ok=True)
         store.close()
     return 0
+
+
+def _stored_first(collector: Any) -> bool:
+    """Wait until what was acknowledged is stored; at once False when the store writer is
+    failing or dead (processing then reads what is stored, and says so)."""
+    materializer = collector.pipeline.materializer
+    if materializer.failing is not None or materializer.dead:
+        return False
+    return bool(collector.pipeline.flush(timeout=_STORED_FIRST_S))
 
 
 def _announce(source: Path, ready_file: Path | None, settings: Settings,

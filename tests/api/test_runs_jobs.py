@@ -136,3 +136,26 @@ def test_a_failure_marks_the_run_it_worked_on_not_runs_started_meanwhile(
         store.close()
     assert marked == "resumed-run"
     assert states == {"resumed-run": "failed", "another-process": "running"}
+
+
+def test_shutting_the_service_down_stops_a_run_and_leaves_it_resumable(db: Path) -> None:
+    """``serve`` on SIGTERM calls ``shutdown``: a run under way is stopped like a stop
+    request (its rollouts in flight finish and are stored), not waited for to the end."""
+    store = open_store(db)
+    settings = Settings(db=db, agent=f"python:{__name__}:slow_agent", concurrency=4,
+                        max_turns=2, saturation_window=0, seed=2)
+    jobs = ServiceJobs(settings, store, {})
+    jobs.start()
+    try:
+        client = TestClient(build_app(settings, store, jobs), base_url="http://127.0.0.1")
+        job_id = client.post("/api/v1/runs", json={"budget": "600"}).json()["job_id"]
+        running = _follow(client, job_id, lambda j: j["finished"] >= 4)[-1]
+        asked = time.monotonic()
+        jobs.shutdown()
+        assert time.monotonic() - asked < 30  # 600 rollouts would take far longer
+        record = client.get(f"/api/v1/runs/{running['run_id']}").json()
+        assert record["stop_reason"] == "interrupted" and record["lost"] == []
+        assert record["budget"]["rollouts_started"] == record["written"] < 600
+    finally:
+        jobs.shutdown()
+        store.close()
