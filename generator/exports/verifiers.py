@@ -23,6 +23,7 @@ import orjson
 from generator.exports._base import ExportError, ExportOptions, FormatResult, write_jsonl
 from generator.exports._data import ExportData
 from generator.exports._worlds import ExportTask
+from tracemill.redact import Redactor
 
 PACKAGE = "tracemill_env"
 """The exported package's import name."""
@@ -78,7 +79,14 @@ env = vf.load_environment(vf.resolve_env_config({{"taskset": {{"id": "{DISTRIBUT
 """
 
 
-def _row(task: ExportTask, side: str) -> dict[str, Any]:
+def _row(task: ExportTask, side: str, masker: Redactor) -> dict[str, Any]:
+    """One task's row; with a ``redact`` setting, the plan item (the person's facts, the
+    ask) and the references are masked like the messages (the world then answers with the
+    masked values, consistently with the transcripts)."""
+    return masker.apply(_plain_row(task, side)) if masker else _plain_row(task, side)
+
+
+def _plain_row(task: ExportTask, side: str) -> dict[str, Any]:
     first = task.rollouts[0]
     opening = next((m for m in first.messages if m["role"] == "user"), None)
     return {
@@ -112,6 +120,7 @@ def write_verifiers(data: ExportData, out: Path, options: ExportOptions) -> Form
         shutil.copytree(source, package,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "data"))
     (package / "data").mkdir()
+    masker = Redactor(data.redacted)
     files: dict[str, int] = {}
     counts: dict[str, Any] = {"package": PACKAGE, "taskset_id": DISTRIBUTION,
                               "left_out": dict(worlds.left_out)}
@@ -120,7 +129,7 @@ def write_verifiers(data: ExportData, out: Path, options: ExportOptions) -> Form
         kept = [task for task in tasks
                 if any(m["role"] == "user" for m in task.rollouts[0].messages)]
         name = f"{PACKAGE}/data/{side}.jsonl"
-        files[name] = write_jsonl(out / name, (_row(task, side) for task in kept))
+        files[name] = write_jsonl(out / name, (_row(task, side, masker) for task in kept))
         counts[side] = {"tasks": len(kept),
                         "rollouts": sum(len(t.rollouts) for t in kept),
                         "with_reference_end_state": sum(1 for t in kept if t.references),

@@ -643,8 +643,12 @@ def test_redacted_keys_never_reach_an_export(run_cli: RunCli, store_copy: StoreC
                    and len(a[key]) >= 4}
         card = export(store.cursor(), "sft", tmp_path / "masked",
                       ExportOptions(redact=(key.upper(),)))
+        # the verifiers package carries the plan items (the person's facts, the ask) too
+        export(store.cursor(), "verifiers", tmp_path / "vf", ExportOptions(redact=(key,)))
     finally:
         store.close()
+    tasks = "".join(path.read_text() for path in (tmp_path / "vf").rglob("data/*.jsonl"))
+    assert tasks and not any(secret in tasks for secret in secrets)
     assert plain["redacted_keys"] == [] and card["redacted_keys"] == [key.lower()]
     text = "".join((tmp_path / "masked" / f"{side}.jsonl").read_text()
                    for side in ("train", "held_out"))
