@@ -249,8 +249,9 @@ TIME_BUDGET = (
         ten|a\s+(?:sec|second|minute|moment))\b(?!\s*(?:days|weeks|months|years|hours))""",
             cues="heading going head leaving off logging", needs="in"),
     family("hurried", "time_budget", 1.25, r"""
-        \b(?:can'?t|cannot|won'?t\ be\ able\ to)\s+(?:stay|talk|chat|wait)\s*(?:long|
-        now|right\ now|much\ longer)?\b""",
+        \b(?:can'?t|cannot|won'?t\ be\ able\ to)\s+(?:(?:stay|talk|chat)\b(?:\s*(?:long|
+        now|right\ now|much\ longer)\b)?|wait\s+(?:long|now|right\ now|much\ longer|
+        any\ longer|around|on\ hold|for\ (?:this|you|hours|days|ages))\b)""",
             cues="stay talk chat wait", needs="can't cant cannot won't"),
     family("hurried", "time_budget", 1.25, r"""
         \b(?:don'?t|do\ not)\s+have\s+(?:long|all\ day|ages)\b

@@ -633,6 +633,7 @@ ORDINARY = [
     "I'm going to leave a 5 star review if it's not too much trouble, the staff were great.",
     "I'm going to use google maps to find the store, unless you can give me the address.",
     "I'm going to be in touch with the hotel directly if the booking doesn't show up.",
+    "I can't wait to try the new phone! When does it ship?",
     'Can you update the billing address on my account to 14 Elm Street?',
     'How do I override a method in a Python subclass?',
     "I'd like to book an appointment at the urgent care clinic on Main Street.",
