@@ -334,22 +334,6 @@ class Settings(BaseModel):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
-    @field_validator("db")
-    @classmethod
-    def _check_db(cls, value: Path) -> Path:
-        if str(value).startswith("ducklake:"):
-            raise ValueError(
-                "a lake URL is given through a lake file, which names the same lake for "
-                "every process and keeps the spool and service files beside it: write it "
-                "into one (`echo 'ducklake:postgres:... data_path=DIR' > team.lake`) and "
-                "pass --db team.lake")
-        return value
-
-    @field_validator("api_hosts")
-    @classmethod
-    def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        return tuple(_host_pattern(name) for name in value)
-
     @field_validator("generate_cron")
     @classmethod
     def _check_cron(cls, value: str | None) -> str | None:
@@ -455,6 +439,14 @@ def load_settings(
         if value is not None:
             merged[key] = value
             source[key] = f"option --{key.replace('_', '-')}"
+    if str(merged.get("db", "")).startswith("ducklake:"):
+        # the Python API (open_store, Settings) takes the URL; a command needs a file beside
+        # which the spool, the lock and the service file live
+        raise ConfigError(
+            f"db (from {source['db']}): a lake URL is given through a lake file, which names "
+            "the same lake for every process and keeps the spool and service files beside "
+            "it: write it into one (`echo 'ducklake:postgres:... data_path=DIR' > team.lake`)"
+            " and pass --db team.lake")
     try:
         return Settings(**merged)
     except ValidationError as exc:
