@@ -334,6 +334,11 @@ class Settings(BaseModel):
             return tuple(part.strip() for part in value.split(",") if part.strip())
         return value
 
+    @field_validator("api_hosts")
+    @classmethod
+    def _check_hosts(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        return tuple(_host_pattern(name) for name in value)
+
     @field_validator("generate_cron")
     @classmethod
     def _check_cron(cls, value: str | None) -> str | None:
