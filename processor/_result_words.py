@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 
+from processor._result_states import Refusal, state_refusal
+
 __all__ = ["CONDITION_OF_FAULT", "ERROR_PREFIX", "HTTP_CODE_TEXT", "PARTIAL_WORDS", "RANK",
-           "SHORT", "STALE_WORDS", "http_fault", "text_fault",
+           "REFUSAL_FAULT", "SHORT", "STALE_WORDS", "http_fault", "text_fault",
            "text_world", "word"]
 
 CONDITION_OF_FAULT = {"timeout": "timeout", "not_found": "not_found",
@@ -187,12 +189,25 @@ _ANY_GENERIC_HINT = re.compile("|".join(re.escape(hint) for hint in _GENERIC_HIN
 
 
 def text_fault(text: str, *, generic: bool) -> str | None:
-    """The fault a sentence names; with ``generic``, "Error ..."/"Unable to ..." count too."""
+    """The fault a sentence names; with ``generic``, "Error ..."/"Unable to ..." count too.
+
+    A refusal that names the record's state (:mod:`processor._result_states`) is a fault
+    of its own kind even without ``generic`` ("This order has shipped and can no longer
+    be cancelled"): ``conflict``, or ``declined`` for a rule of time or eligibility; "not
+    allowed" in such a refusal is the state's doing, not a permission.
+    """
     lowered = text.lower()
     if _ANY_HINT.search(lowered):
         for fault, words, hints in _HINTS:
             if any(hint in lowered for hint in hints) and words.search(text):
+                if fault == "permission_denied":
+                    refusal = state_refusal(text, failed=generic)
+                    if refusal is not None:
+                        return REFUSAL_FAULT[refusal]
                 return fault
+    refusal = state_refusal(text, failed=generic)
+    if refusal is not None:
+        return REFUSAL_FAULT[refusal]
     if generic or (_ANY_GENERIC_HINT.search(lowered) and _GENERIC_FAILURE.search(text)):
         if _ANY_KIND_HINT.search(lowered):
             for fault, words, hints in _KIND_HINTS:
@@ -200,6 +215,12 @@ def text_fault(text: str, *, generic: bool) -> str | None:
                     return fault
         return "error"
     return None
+
+
+REFUSAL_FAULT: dict[Refusal, str] = {
+    "already_acted_on": "conflict", "partially_completed": "conflict", "blocked": "conflict",
+    "policy": "declined"}
+"""The fault of each kind of state refusal."""
 
 
 _KIND_HINTS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
@@ -219,12 +240,18 @@ _ANY_KIND_HINT = re.compile("|".join(re.escape(hint) for _, _, hints in _KIND_HI
                                      for hint in hints))
 
 
-def text_world(text: str) -> str | None:
+def text_world(text: str, *, failed: bool = False) -> str | None:
+    """The world state a sentence names: "already ...", "duplicate", or a refusal that
+    names a completed state of the record (``failed``: the text is known to be a failure,
+    see :func:`processor._result_states.state_refusal`)."""
     lowered = text.lower()
     if "already" in lowered and _ALREADY_WORDS.search(text):
         return "already_acted_on"
     if any(hint in lowered for hint in _DUPLICATE_HINTS) and _DUPLICATE_WORDS.search(text):
         return "duplicate"
+    refusal = state_refusal(text, failed=failed)
+    if refusal == "already_acted_on" or refusal == "partially_completed":
+        return refusal
     return None
 
 

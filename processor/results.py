@@ -65,6 +65,27 @@ empty                      ``[]`` / ``{"results": []}``-style envelopes: success
                            retrieve, show, view, describe, load, find: see ``tool``)
                            ``not_found`` / ``missing``, else success (an action answering
                            204 or ``{}``; a tool name not given)
+state refusals             a refusal whose reason is the record's state (any of the texts
+                           above, per-field error details such as Zendesk's, error codes):
+                           "Error: non-pending order cannot be cancelled", Stripe's "You
+                           cannot cancel this PaymentIntent because it has a status of
+                           succeeded", Zendesk's "Status: closed prevents ticket update",
+                           PayPal's ``PREVIOUSLY_VOIDED`` / "invalid due to the current
+                           state of the payment", Jira's "not valid for the current state
+                           of this issue", Square's ``DELAYED_TRANSACTION_CANCELED``, tau2's
+                           "Line must be active to suspend": a fault (even in a short text
+                           with no error prefix: "This order has shipped and can no longer
+                           be cancelled"), ``conflict``, world ``already_acted_on`` when the
+                           state is a completed one for the action (``partially_completed``
+                           for "partially fulfilled"); a state that blocks without being
+                           completed (locked, expired, not yet approved, still processing,
+                           "must be verified to") is ``conflict`` with no world state; a rule
+                           of time or eligibility ("within 24 hours of departure", "outside
+                           the 30 day return window", "non-refundable") is ``declined`` with
+                           no world state; money, permission and missing-record words keep
+                           their own readings. A state named without a refusal ("Order #1 was
+                           cancelled", a record's ``status: cancelled``) is data. Rules and
+                           word lists: :mod:`processor._result_states`
 stale flags                ``stale: true``, ``is_stale: true``, a ``stale`` status, a
                            warning that says stale / out of date → ``stale_result``
 no result seen             (``status="missing"``, no body) ``unknown``
@@ -79,7 +100,8 @@ api key", "not authed", "access denied", "authentication") → ``permission_deni
 ``stale_result``; everything else that is a fault → ``error``, with :attr:`ResultReading.fault`
 naming its kind: ``rate_limited`` ("rate limit", "too many requests", 429, throttled,
 RESOURCE_EXHAUSTED), ``conflict`` (409, conflict, precondition, already / duplicate
-answers), ``declined`` (declined, refused, rejected, insufficient funds, 402),
+answers, refusals by the record's state), ``declined`` (declined, refused, rejected,
+insufficient funds, 402, refusals by a rule of time or eligibility),
 ``invalid`` (invalid, validation, "must be", bad request, 400/422, missing field, JSON-RPC
 -32600..-32602), ``server_error`` (5xx, internal, unavailable), ``error`` (anything else).
 When several apply, the first in that order wins: timeout, not found, permission, stale,
@@ -87,13 +109,17 @@ rate limited, conflict, declined, invalid, server error, error (Jira's "does not
 you do not have permission" is ``not_found``, as its HTTP code says; Stripe's
 ``charge_already_refunded`` of type ``invalid_request_error`` is a ``conflict``). A
 specific HTTP code in the body (401/403/404/408/410/504) outranks the words around it
-only through this same order.
+only through this same order; but a 403 whose own message refuses by the record's state
+(``{"status": 403, "msg": "Cannot cancel an order that has been shipped"}``) is that
+refusal (``conflict``, ``already_acted_on``), not a permission.
 
 World state (:attr:`ResultReading.world_state`): ``missing`` (a ``not_found`` reading),
 ``already_acted_on`` (a status ``already_…``, "already cancelled / exists / enabled / been
-…", ``ALREADY_EXISTS``, Stripe's ``charge_already_refunded``), ``duplicate`` (``duplicate:
+…", ``ALREADY_EXISTS``, Stripe's ``charge_already_refunded``, a refusal that names a
+completed state: "state refusals" above), ``duplicate`` (``duplicate:
 true``, "duplicate", "multiple / more than one … match", ``DuplicateValue``),
-``partially_completed`` (status ``partial`` / ``partially_*`` / ``partial_success``), else
+``partially_completed`` (status ``partial`` / ``partially_*`` / ``partial_success``, a
+refusal naming a partial state: "Cannot cancel a partially fulfilled order"), else
 None. "Already" on its own is not a fault: ``"Roaming was already enabled"`` (tau2 telecom)
 and ``{"status": "already_cancelled"}`` read as ``success`` with ``already_acted_on`` (the
 call answered; the record was in that state), while ``"Error: ... already cancelled"`` reads
@@ -109,19 +135,16 @@ from typing import Any
 
 import orjson
 
-from processor._result_words import (
-    CONDITION_OF_FAULT,
-    ERROR_PREFIX,
-    HTTP_CODE_TEXT,
-    PARTIAL_WORDS,
-    RANK,
-    SHORT,
-    STALE_WORDS,
-    http_fault,
-    text_fault,
-    text_world,
-    word,
+from processor._result_bodies import (
+    INTERESTING_KEYS,
+    LIST_KEYS,
+    PLAIN_LISTS,
+    Verdict,
+    parse_result,
+    read_parsed,
+    read_text,
 )
+from processor._result_words import CONDITION_OF_FAULT, text_fault, word
 from processor.tool_verbs import is_action, reads_a_record
 
 __all__ = ["CONDITIONS", "FAULTS", "ResultReading", "is_action",
@@ -172,341 +195,6 @@ class ResultReading:
         return self.condition == "success" and self.world_state is None
 
 
-# ----------------------------------------------------------------------------- bodies
-
-# Keys of an answer *about* a call (status, code, message, request id, ...). A body with
-# at most two other keys is an envelope; more, and it is a record (whose title,
-# description, name or status is data).
-_ENVELOPE_KEYS = frozenset({
-    "status", "state", "code", "message", "msg", "error", "errors", "detail", "details",
-    "documentation_url", "doc_url", "more_info", "help", "hint", "request_id", "requestid",
-    "requestId", "debug_id", "correlationId", "correlation_id", "trace_id", "traceId",
-    "timestamp", "time", "path", "instance", "success", "ok", "retryable", "retry_after",
-    "retryAfter", "statusCode", "status_code", "data", "meta", "errorMessages",
-    "error_description", "error_code", "errorCode", "object", "jsonrpc", "httpStatus",
-    "http_status", "result", "resultCode", "result_code", "outcome", "warning", "warnings",
-    "links", "_links", "isError", "is_error"})
-_CODE_KEYS = ("status", "statusCode", "status_code", "code", "httpStatus", "http_status",
-              "httpCode", "http_code", "status_code_http")
-_STATUS_KEYS = ("status", "state", "result", "resultCode", "result_code", "outcome", "code",
-                "error_code", "errorCode", "__type", "Code", "category", "reason", "name",
-                "type", "issue")
-_NAMING_KEYS = frozenset({"category", "reason", "name", "type", "issue"})
-"""Status-like keys that a record uses for data: read only in an error object, or on an
-envelope when their value is one identifier-like word (PayPal's ``RESOURCE_NOT_FOUND``)."""
-_MESSAGE_KEYS = ("message", "msg", "detail", "error_description", "errorMessage",
-                 "error_message", "userPresentableMessage", "failure_message", "refusalReason",
-                 "Message")
-_FAILED_MESSAGE_KEYS = ("title", "description")
-"""Read only once the body is known to have failed (else they are a record's data)."""
-_ERROR_KEYS = ("error", "errors", "errorMessages", "error_code", "errorCode",
-               "error_message", "errorMessage", "failure_code", "failure_message",
-               "failure_reason", "decline_code", "refusalReason", "fault", "exception",
-               "__type", "Error", "userErrors", "user_errors")
-_FAIL_FLAGS = (("success", False), ("ok", False), ("isError", True), ("is_error", True),
-               ("error", True), ("failed", True), ("succeeded", False))
-_CODE_KEY_SET = frozenset(_CODE_KEYS)
-_STATUS_KEY_SET = frozenset(_STATUS_KEYS)
-_MESSAGE_KEY_SET = frozenset(_MESSAGE_KEYS)
-_ERROR_KEY_SET = frozenset(_ERROR_KEYS)
-_FIELD_KEYS = _CODE_KEY_SET | _STATUS_KEY_SET | _MESSAGE_KEY_SET | {"data"}
-_OBJECT_KEYS = _ERROR_KEY_SET | {key for key, _ in _FAIL_FLAGS} | {
-    "object", "type", "documentation_url", "data", "stale", "is_stale", "warning", "warnings",
-    "duplicate", "is_duplicate"}
-_LIST_KEYS = ("results", "items", "data", "records", "entries", "hits", "matches", "rows",
-              "orders", "reservations", "tickets", "issues", "customers", "users", "flights")
-_INTERESTING_KEYS = _OBJECT_KEYS | _FIELD_KEYS | frozenset(_LIST_KEYS) | {"content"}
-"""Keys that can make a dict body more than a plain record (the fast path skips none)."""
-
-
-class _Verdict:
-    """What the parts of one body say, gathered as it is read."""
-
-    __slots__ = ("evidence", "failed", "fault", "success", "world")
-
-    def __init__(self) -> None:
-        self.failed = False
-        self.success = False
-        self.fault: str | None = None
-        self.world: str | None = None
-        self.evidence: str | None = None
-
-    def fail(self, fault: str | None, evidence: str) -> None:
-        if not self.failed:
-            self.failed, self.evidence = True, evidence
-        self.note(fault)
-
-    def note(self, fault: str | None) -> None:
-        if fault is not None and (self.fault is None or RANK[fault] < RANK[self.fault]):
-            self.fault = fault
-
-    def see_world(self, world: str | None) -> None:
-        if world is not None and self.world is None:
-            self.world = world
-
-
-def parse_result(result: str | None) -> tuple[Any, bool]:
-    """(parsed JSON or None, malformed?) for a tool result's text."""
-    if result is None:
-        return None, False
-    text = result.strip()
-    if not text.startswith(("{", "[")):
-        return None, False
-    try:
-        return orjson.loads(text), False
-    except orjson.JSONDecodeError:
-        return None, True
-
-
-def _http_code(value: object) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if 100 <= value <= 599 else None
-    if isinstance(value, str) and len(value) == 3 and value.isdigit():
-        return int(value)
-    return None
-
-
-def _is_envelope(body: dict[str, Any]) -> bool:
-    extra = 0
-    for key in body:
-        if key not in _ENVELOPE_KEYS:
-            extra += 1
-            if extra > 2:
-                return False
-    return True
-
-
-def _read_error_member(value: Any, verdict: _Verdict, where: str, depth: int = 0) -> bool:
-    """Read one error member (text, object or list); False when it is empty (no fault)."""
-    if value is None or value is False or value == "" or value == 0:
-        return False
-    if isinstance(value, (list, tuple)):
-        found = False
-        for item in value[:5]:
-            found = _read_error_member(item, verdict, where, depth) or found
-        return found
-    if isinstance(value, dict):
-        if not value:
-            return False
-        verdict.fail(None, f"body {where}")
-        if depth < 2 and not any(key in value for key in _STATUS_KEYS + _MESSAGE_KEYS):
-            for inner in list(value.values())[:5]:  # {"title": ["can't be blank"]} (Shopify)
-                if isinstance(inner, list) and inner and all(isinstance(i, str) for i in inner):
-                    _read_message(" ".join(inner[:3]), verdict, generic=True)
-                elif isinstance(inner, str) and " " in inner:  # {"summary": "You must ..."}
-                    _read_message(inner, verdict, generic=True)
-        _read_fields(value, verdict, where, depth=depth + 1, inside_error=True)
-        return True
-    if value is True:
-        verdict.fail(None, f"body {where}=true")
-        return True
-    if isinstance(value, (int, float)):
-        code = _http_code(value) if isinstance(value, int) else None
-        verdict.fail(http_fault(code) if code is not None else None, f"body {where}={value}")
-        return True
-    text = str(value)
-    verdict.fail(None, f"body {where}={text[:60]}")
-    if len(text) <= 80 and text.count(" ") <= 1:
-        world, fault, _, _ = word(text)
-        verdict.note(fault)
-        verdict.see_world(world)
-    else:
-        _read_message(text, verdict, generic=True)
-    return True
-
-
-def _read_message(text: str, verdict: _Verdict, *, generic: bool) -> None:
-    generic = generic or verdict.failed
-    if len(text) > 2 * SHORT:
-        text = text[: 2 * SHORT]
-    fault = text_fault(text, generic=generic)
-    if fault is not None and (generic or verdict.failed or not verdict.success):
-        verdict.fail(fault, f"body message '{text[:60]}'")
-    verdict.see_world(text_world(text))
-    if verdict.world is None and not verdict.failed and "partial" in text.lower() \
-            and PARTIAL_WORDS.search(text):
-        verdict.see_world("partially_completed")
-
-
-def _read_fields(body: dict[str, Any], verdict: _Verdict, where: str, *, depth: int,
-                 inside_error: bool) -> None:
-    """Codes, status words and messages of one object (the body or an error object)."""
-    present = body.keys() & _FIELD_KEYS  # most records share few keys with these
-    envelope = inside_error or _is_envelope(body)
-    code = body.get("code")
-    if inside_error and isinstance(code, int) and -32768 <= code <= -32000:  # JSON-RPC 2.0
-        verdict.fail("server_error" if code in (-32603, -32000) else "invalid",
-                     f"body {where} code={code}")
-        return
-    codes = present & _CODE_KEY_SET
-    if codes:
-        for key in _CODE_KEYS:
-            if key not in codes:
-                continue
-            code = _http_code(body[key])
-            if code is not None:
-                if code >= 400:
-                    verdict.fail(http_fault(code), f"body {key}={code}")
-                elif code < 300 and not inside_error:
-                    verdict.success = True
-                break
-    data = body.get("data")
-    if envelope and isinstance(data, dict):  # WooCommerce: {"code": ..., "data": {"status": 404}}
-        code = _http_code(data.get("status"))
-        if code is not None and code >= 400:
-            verdict.fail(http_fault(code), f"body data.status={code}")
-    statuses = present & _STATUS_KEY_SET
-    if statuses:
-        for key in _STATUS_KEYS:
-            if key not in statuses:
-                continue
-            value = body[key]
-            if isinstance(value, str) and value and len(value) <= 80:
-                _read_status(key, value, verdict, envelope=envelope, inside_error=inside_error)
-    if envelope and present & _MESSAGE_KEY_SET:
-        for key in _MESSAGE_KEYS:
-            value = body.get(key)
-            if isinstance(value, str) and value:
-                _read_message(value, verdict, generic=inside_error)
-            elif key == "detail" and isinstance(value, list) and value:  # FastAPI 422
-                verdict.fail("invalid", "body detail[]")
-                _read_error_member(value, verdict, "detail", depth)
-    if verdict.failed:
-        for key in _FAILED_MESSAGE_KEYS:
-            value = body.get(key)
-            if isinstance(value, str) and value:
-                _read_message(value, verdict, generic=True)
-        details = body.get("details")
-        if depth < 2 and isinstance(details, (list, dict)) and details:  # PayPal, Zendesk
-            for item in (details if isinstance(details, list) else [details])[:3]:
-                if isinstance(item, dict):
-                    _read_fields(item, verdict, f"{where}details", depth=depth + 1,
-                                 inside_error=True)
-
-
-def _read_status(key: str, value: str, verdict: _Verdict, *, envelope: bool,
-                 inside_error: bool) -> None:
-    """One status-like word (``status``, ``code``, ``__type``, ...)."""
-    if key in _NAMING_KEYS and not inside_error and (not envelope or " " in value):
-        return  # a record's name or type is data
-    world, weak_fault, strong_fault, success = word(value)
-    if world is not None:
-        verdict.see_world(world)
-        if world == "partially_completed" or not inside_error:
-            return
-    if success:
-        if not inside_error:
-            verdict.success = True
-        return
-    fault = weak_fault if inside_error or (envelope and key not in _NAMING_KEYS) \
-        else strong_fault
-    if fault is None:
-        return
-    if fault == "stale" and not inside_error:
-        verdict.note("stale")
-        verdict.evidence = verdict.evidence or f"body {key}={value[:60]}"
-        return
-    verdict.fail(fault, f"body {key}={value[:60]}")
-
-
-def _read_object(body: dict[str, Any], verdict: _Verdict) -> None:
-    content = body.get("content")
-    if isinstance(content, list) and content and isinstance(content[0], dict) \
-            and "text" in content[0] and ("isError" in body or len(body) <= 3):
-        # an MCP CallToolResult: {"content": [{"type": "text", "text": ...}], "isError": ...}
-        if body.get("isError") is True:
-            verdict.fail(None, "body isError=true")
-        text = " ".join(str(part.get("text", "")) for part in content[:5]
-                        if isinstance(part, dict))
-        _read_inner_text(text, verdict)
-        return
-    present = body.keys() & _OBJECT_KEYS
-    if present:
-        _read_markers(body, present, verdict)
-    _read_fields(body, verdict, "", depth=0, inside_error=False)
-
-
-def _read_markers(body: dict[str, Any], present: set[str], verdict: _Verdict) -> None:
-    """Failure flags, error members, GraphQL user errors, stale and duplicate flags."""
-    for key, failing in _FAIL_FLAGS:
-        if key not in present:
-            continue
-        value = body[key]
-        if value is failing:
-            verdict.fail(None, f"body {key}={str(failing).lower()}")
-        elif isinstance(value, bool) and key in ("success", "ok", "isError", "is_error"):
-            verdict.success = True
-    if body.get("object") == "error" or (body.get("type") == "error" and "error" in body):
-        verdict.fail(None, "body object=error")
-    if "documentation_url" in present and "message" in body:
-        verdict.fail(None, "body message + documentation_url")
-    if present & _ERROR_KEY_SET:
-        for key in _ERROR_KEYS:
-            if key in body:
-                value = body[key]
-                if key == "error" and isinstance(value, bool):
-                    continue  # read as a flag above
-                _read_error_member(value, verdict, key)
-    data = body.get("data")
-    if isinstance(data, dict):  # GraphQL mutations: {"data": {"orderCancel": {"userErrors": []}}}
-        for inner in list(data.values())[:5]:
-            if isinstance(inner, dict):
-                for key in ("userErrors", "user_errors", "errors"):
-                    if key in inner:
-                        _read_error_member(inner[key], verdict, f"data.*.{key}")
-    if body.get("stale") is True or body.get("is_stale") is True:
-        verdict.note("stale")
-        verdict.evidence = verdict.evidence or "body stale=true"
-    for key in ("warning", "warnings"):
-        warning = body.get(key)
-        if warning and STALE_WORDS.search(str(warning)[:400]):
-            verdict.note("stale")
-            verdict.evidence = verdict.evidence or f"body {key} says stale"
-    if body.get("duplicate") is True or body.get("is_duplicate") is True:
-        verdict.see_world("duplicate")
-
-
-def _read_inner_text(text: str, verdict: _Verdict) -> None:
-    stripped = text.strip()
-    if stripped.startswith(("{", "[")):
-        parsed, malformed = parse_result(stripped)
-        if not malformed:
-            _read_parsed(parsed, verdict)
-            return
-    _read_text(stripped, verdict)
-
-
-def _read_text(text: str, verdict: _Verdict) -> None:
-    if ERROR_PREFIX.match(text) or (text.startswith("<") and HTTP_CODE_TEXT.search(text)):
-        head = text[: 2 * SHORT]
-        match = HTTP_CODE_TEXT.search(head)
-        fault = http_fault(int(match.group(1))) if match else None
-        verdict.fail(fault, f"text '{text[:60]}'")
-        verdict.note(text_fault(head, generic=True))
-        verdict.see_world(text_world(head))
-        return
-    if len(text) > SHORT:
-        return
-    fault = text_fault(text, generic=False)
-    if fault is not None:
-        verdict.fail(fault, f"text '{text[:60]}'")
-    verdict.see_world(text_world(text))
-
-
-def _read_parsed(parsed: Any, verdict: _Verdict) -> None:
-    if isinstance(parsed, dict):
-        _read_object(parsed, verdict)
-    elif isinstance(parsed, list):
-        errors = [item for item in parsed[:3] if isinstance(item, dict)
-                  and ("errorCode" in item or "error_code" in item or "error" in item)
-                  and ("message" in item or "error" in item)]
-        if errors and len(errors) == min(len(parsed), 3):  # Salesforce: [{"errorCode": ...}]
-            _read_error_member(errors, verdict, "[]")
-    elif isinstance(parsed, str):
-        _read_inner_text(parsed, verdict)
-
 
 def _is_empty(parsed: Any, text: str) -> bool:
     if parsed is None:
@@ -516,7 +204,7 @@ def _is_empty(parsed: Any, text: str) -> bool:
     if isinstance(parsed, dict):
         if not parsed:
             return True
-        lists = [key for key in _LIST_KEYS if isinstance(parsed.get(key), list)]
+        lists = [key for key in LIST_KEYS if isinstance(parsed.get(key), list)]
         return bool(lists) and not any(
             value for key, value in parsed.items() if isinstance(value, (list, dict)))
     return False
@@ -558,13 +246,14 @@ def read_result(result: str | None, *, status: str = "ok", error: str | None = N
         plain = _plain_record(parsed)
         if plain is not None:
             return plain
-    verdict = _Verdict()
+    verdict = Verdict()
     if malformed:
         verdict.fail("malformed", "body is not valid JSON")
     elif parsed is not None:
-        _read_parsed(parsed, verdict)
+        read_parsed(parsed, verdict)
     elif text and text not in ("null", "None", "undefined"):
-        _read_text(text, verdict)
+        read_text(text, verdict)
+    verdict.settle()
     empty = result is not None and not malformed and not verdict.failed and \
         _is_empty(parsed, text)
     if status == "error":
@@ -605,7 +294,7 @@ def _condition(fault: str) -> str:
     return CONDITION_OF_FAULT.get(fault, "malformed_result" if fault == "malformed" else "error")
 
 
-def _world(verdict: _Verdict, condition: str) -> str | None:
+def _world(verdict: Verdict, condition: str) -> str | None:
     if condition == "not_found":
         return "missing"
     return verdict.world
@@ -614,7 +303,6 @@ def _world(verdict: _Verdict, condition: str) -> str | None:
 _SUCCESS = ResultReading("success", None, None)
 _SUCCESS_WITH_ID = ResultReading("success", None, None, has_id=True)
 _STATUS_ONLY = frozenset({"status", "state"})
-_PLAIN_LISTS = frozenset(_LIST_KEYS) - _OBJECT_KEYS - _FIELD_KEYS
 
 
 def _plain_record(body: dict[str, Any]) -> ResultReading | None:
@@ -625,7 +313,7 @@ def _plain_record(body: dict[str, Any]) -> ResultReading | None:
     ``status`` / ``state`` holding a plain word such as ``shipped``): every step of every
     conversation is read, so this path is kept to a set intersection and a cached word.
     """
-    for key in body.keys() & _INTERESTING_KEYS:
+    for key in body.keys() & INTERESTING_KEYS:
         value = body[key]
         if key in _STATUS_ONLY:
             if isinstance(value, str):
@@ -636,6 +324,6 @@ def _plain_record(body: dict[str, Any]) -> ResultReading | None:
                     return None
             elif not isinstance(value, dict):  # {"status": {"name": "Done"}} (Jira) is data
                 return None
-        elif key not in _PLAIN_LISTS or value == []:  # line items are data; [] may be empty
+        elif key not in PLAIN_LISTS or value == []:  # line items are data; [] may be empty
             return None
     return _SUCCESS_WITH_ID if _has_id(body) else _SUCCESS

@@ -499,8 +499,8 @@ TAU2: list[tuple[str, str, tuple[_Call, ...], _Call, str, str | None]] = [
      ("get_customer_by_phone", {"phone_number": "555-000-0000"}), "not_found", "missing"),
     ("telecom-unknown-id-format", "telecom", (), ("get_details_by_id", {"id": "Q123"}),
      "error", None),
-    ("telecom-resume-active-line", "telecom", (),
-     ("resume_line", {"customer_id": "C1001", "line_id": "L1001"}), "error", None),
+    ("telecom-resume-active-line", "telecom", (),  # "Line must be suspended to resume"
+     ("resume_line", {"customer_id": "C1001", "line_id": "L1001"}), "error", "already_acted_on"),
     ("telecom-refuel-negative", "telecom", (),
      ("refuel_data", {"customer_id": "C1001", "line_id": "L1001", "gb_amount": -1}),
      "error", None),
@@ -648,3 +648,276 @@ def test_reading_is_fast() -> None:
             read_result(body, tool="get_order")
     per_read = (time.perf_counter() - started) / (rounds * len(bodies))
     assert per_read < 200e-6, f"{per_read * 1e6:.1f} µs per result"
+
+
+# ------------------------------------------------- refusals that name the record's state
+
+# (id, body, condition, world_state, fault). An API that refuses an action because of
+# where the record stands names the state (or says it is wrong) instead of "already":
+# that is ``already_acted_on`` when the state is a completed one for the action. Beside
+# each family, the hard negatives: a rule of time or eligibility (``declined``, no world
+# state), money, permission, a missing record, a malformed value, a state that blocks
+# without being completed (locked, expired, not yet approved), a record's own status.
+STATE_REFUSALS: list[tuple[str, str, str, str | None, str | None]] = [
+    # ---- Stripe (payment_intent_unexpected_state; docs.stripe.com error codes)
+    ("stripe-intent-succeeded", _j({"error": {
+        "code": "payment_intent_unexpected_state",
+        "doc_url": "https://stripe.com/docs/error-codes/payment-intent-unexpected-state",
+        "message": "You cannot cancel this PaymentIntent because it has a status of "
+                   "succeeded. Only a PaymentIntent with one of the following statuses may "
+                   "be canceled: requires_payment_method, requires_capture, "
+                   "requires_confirmation, requires_action, processing.",
+        "type": "invalid_request_error"}}), "error", "already_acted_on", "conflict"),
+    ("stripe-intent-canceled", _j({"error": {
+        "code": "payment_intent_unexpected_state",
+        "message": "You cannot cancel this PaymentIntent because it has a status of "
+                   "canceled. Only a PaymentIntent with one of the following statuses may "
+                   "be canceled: requires_payment_method, requires_capture, "
+                   "requires_confirmation, requires_action, processing.",
+        "type": "invalid_request_error"}}), "error", "already_acted_on", "conflict"),
+    ("stripe-code-alone", _j({"error": {"code": "payment_intent_unexpected_state",
+                                        "type": "invalid_request_error"}}),
+     "error", "already_acted_on", "conflict"),
+    ("stripe-expired-for-capture-is-blocked", _j({"error": {
+        "code": "charge_expired_for_capture",
+        "message": "The charge has expired and cannot be captured.",
+        "type": "invalid_request_error"}}), "error", None, "conflict"),
+    ("stripe-refund-too-large-is-invalid", _j({"error": {
+        "code": "charge_exceeds_source_limit",
+        "message": "Refund amount ($20.00) is greater than unrefunded amount on charge "
+                   "($10.00)", "type": "invalid_request_error"}}), "error", None, "invalid"),
+    # ---- Shopify (REST errors shape; fulfilled orders cannot be cancelled since 2018)
+    ("shopify-rest-fulfilled", _j({"errors": {"base": [
+        "Cannot cancel an order that has been fulfilled"]}}),
+     "error", "already_acted_on", "conflict"),
+    ("shopify-rest-partially-fulfilled", _j({"errors": {"base": [
+        "Cannot cancel a partially fulfilled order"]}}),
+     "error", "partially_completed", "conflict"),
+    ("shopify-graphql-fulfilled", _j({"data": {"orderCancel": {"job": None, "userErrors": [{
+        "field": ["orderId"], "message": "Cannot cancel an order that has been fulfilled",
+        "code": "INVALID"}]}}}), "error", "already_acted_on", "conflict"),
+    ("shopify-graphql-no-refund-permission", _j({"data": {"orderCancel": {
+        "job": None, "userErrors": [{
+            "field": ["refund"], "code": "NO_REFUND_PERMISSION",
+            "message": "An order refund was requested but the user does not have the "
+                       "refund_orders permission."}]}}}),
+     "permission_denied", None, "permission_denied"),
+    # ---- PayPal (Orders v2 / Payments v2 UNPROCESSABLE_ENTITY issues)
+    ("paypal-previously-voided", _j({
+        "name": "UNPROCESSABLE_ENTITY", "details": [{
+            "issue": "PREVIOUSLY_VOIDED",
+            "description": "Authorization has been previously voided and hence cannot be "
+                           "voided again."}],
+        "message": "The requested action could not be performed, semantically incorrect, "
+                   "or failed business validation.", "debug_id": "b2f6c9e41a3d7"}),
+     "error", "already_acted_on", "conflict"),
+    ("paypal-authorization-voided", _j({
+        "name": "UNPROCESSABLE_ENTITY", "details": [{
+            "issue": "AUTHORIZATION_VOIDED",
+            "description": "A voided authorization cannot be captured or reauthorized."}],
+        "message": "The requested action could not be performed, semantically incorrect, "
+                   "or failed business validation.", "debug_id": "c41d7e2b9f6a0"}),
+     "error", "already_acted_on", "conflict"),
+    ("paypal-payment-state-invalid", _j({
+        "name": "PAYMENT_STATE_INVALID",
+        "message": "This request is invalid due to the current state of the payment.",
+        "debug_id": "7a4b1c9d2e5f3"}), "error", "already_acted_on", "conflict"),
+    ("paypal-invalid-resource-state", _j({
+        "name": "UNPROCESSABLE_ENTITY", "details": [{"issue": "INVALID_RESOURCE_STATE"}],
+        "message": "The requested action could not be performed, semantically incorrect, "
+                   "or failed business validation.", "debug_id": "91ab77f3c0d2e"}),
+     "error", "already_acted_on", "conflict"),
+    ("paypal-not-approved-is-not-acted-on", _j({
+        "name": "UNPROCESSABLE_ENTITY", "details": [{
+            "issue": "ORDER_NOT_APPROVED",
+            "description": "Payer has not yet approved the Order for payment."}],
+        "message": "The requested action could not be performed, semantically incorrect, "
+                   "or failed business validation.", "debug_id": "0d3e5a7b9c1f2"}),
+     "error", None, "invalid"),
+    # ---- GitHub REST
+    ("github-locked-issue-is-blocked", _j({
+        "message": "Unable to create comment because issue is locked.",
+        "documentation_url": "https://help.github.com/articles/locking-conversations/"}),
+     "error", None, "conflict"),
+    # ---- Jira (workflow transition from the wrong status)
+    ("jira-transition-current-state", _j({"errorMessages": [
+        "It seems that you have tried to perform a workflow operation (inprogressToDone) "
+        "that is not valid for the current state of this issue (RTCJIR-1602). The likely "
+        "cause is that somebody has changed the issue recently, please look at the issue "
+        "history for details."], "errors": {}}), "error", "already_acted_on", "conflict"),
+    ("jira-unknown-transition-is-invalid", _j({"errorMessages": [
+        "Transition id '31' is not valid for this issue."], "errors": {}}),
+     "error", None, "error"),
+    # ---- Zendesk (422 RecordInvalid on a closed ticket; per-field details)
+    ("zendesk-closed-ticket", _j({
+        "error": "RecordInvalid", "description": "Record validation errors",
+        "details": {"status": [{"description": "Status: closed prevents ticket update"}]}}),
+     "error", "already_acted_on", "conflict"),
+    # ---- Square (v2 errors; ErrorCode enum)
+    ("square-delayed-canceled", _j({"errors": [{
+        "category": "INVALID_REQUEST_ERROR", "code": "DELAYED_TRANSACTION_CANCELED",
+        "detail": "The application tried to cancel a delayed-capture payment that was "
+                  "already cancelled."}]}), "error", "already_acted_on", "conflict"),
+    ("square-delayed-captured-code-only", _j({"errors": [{
+        "category": "INVALID_REQUEST_ERROR", "code": "DELAYED_TRANSACTION_CAPTURED"}]}),
+     "error", "already_acted_on", "conflict"),
+    ("square-delayed-expired-is-not-acted-on", _j({"errors": [{
+        "category": "INVALID_REQUEST_ERROR", "code": "DELAYED_TRANSACTION_EXPIRED"}]}),
+     "error", None, "invalid"),
+    ("square-insufficient-funds", _j({"errors": [{
+        "category": "PAYMENT_METHOD_ERROR", "code": "INSUFFICIENT_FUNDS",
+        "detail": "Authorization error: 'INSUFFICIENT_FUNDS'"}]}), "error", None, "declined"),
+    # ---- Twilio (21220: the call is no longer in progress; HTTP code inside the JSON)
+    ("twilio-call-not-in-progress", _j({
+        "code": 21220, "message": "Call is not in-progress. Cannot redirect.",
+        "more_info": "https://www.twilio.com/docs/errors/21220", "status": 400}),
+     "error", "already_acted_on", "conflict"),
+    # ---- plain "Error: ..." texts (tau2-style tools, MCP text content)
+    ("text-non-pending", "Error: non-pending order cannot be cancelled",
+     "error", "already_acted_on", "conflict"),
+    ("text-order-status-not-pending", "Error: order status is not pending",
+     "error", "already_acted_on", "conflict"),
+    ("text-status-is-and-cannot-be", "Error: This PaymentIntent's status is succeeded and "
+                                     "cannot be canceled", "error", "already_acted_on",
+     "conflict"),
+    ("text-closed-ticket", "Error: ticket is closed and cannot be updated",
+     "error", "already_acted_on", "conflict"),
+    ("text-merged-pr", "Error: pull request #12 has been merged and cannot be closed",
+     "error", "already_acted_on", "conflict"),
+    ("text-suspend-suspended", "Error: Line must be active to suspend",
+     "error", "already_acted_on", "conflict"),
+    ("text-transfer-inactive-is-blocked", "Error: Account must be active to transfer funds",
+     "error", None, "conflict"),
+    ("text-invalid-state", "Error: invalid state for refund: order ORD-9 is cancelled",
+     "error", "already_acted_on", "conflict"),
+    ("mcp-refusal", _j({"content": [{"type": "text", "text": "Cannot refund order #1042: it "
+                                                             "was refunded on 2025-05-02."}],
+                        "isError": True}), "error", "already_acted_on", "conflict"),
+    ("plain-text-refusal", "This order has been shipped and can no longer be cancelled.",
+     "error", "already_acted_on", "conflict"),
+    ("not-allowed-is-the-state", _j({"success": False, "message": "Cancellation is not "
+                                     "allowed for orders that have been delivered."}),
+     "error", "already_acted_on", "conflict"),
+    ("http-code-in-json-with-state", _j({"code": 409, "message": "Order 7 is in shipped "
+                                         "state and cannot be cancelled"}),
+     "error", "already_acted_on", "conflict"),
+    ("code-on-a-failed-envelope", _j({"success": False, "code": "ORDER_IS_CLOSED"}),
+     "error", "already_acted_on", "conflict"),
+    ("http-403-with-state", _j({"status": 403, "msg": "Cannot cancel an order that has "
+                                "been shipped or partially shipped"}),
+     "error", "already_acted_on", "conflict"),
+    ("http-403-permission-stays", _j({"status": 403, "msg": "You do not have permission "
+                                      "to cancel orders of this store"}),
+     "permission_denied", None, "permission_denied"),
+    # ---- hard negatives: refused, but not because the record was acted on
+    ("policy-24-hours", "Error: Reservation cannot be cancelled within 24 hours of departure",
+     "error", None, "declined"),
+    ("policy-window", _j({"status": "error", "message": "Order cannot be returned: it is "
+                                                        "outside the 30 day return window"}),
+     "error", None, "declined"),
+    ("policy-non-refundable", "Error: Basic economy fares are non-refundable and cannot be "
+                              "cancelled", "error", None, "declined"),
+    ("money-insufficient", "Error: Cannot refund a captured charge: insufficient balance",
+     "error", None, "declined"),
+    ("permission", "Error: You do not have permission to cancel this order",
+     "permission_denied", None, "permission_denied"),
+    ("missing", "Error: Cannot cancel order #W123: order not found",
+     "not_found", "missing", "not_found"),
+    ("format", "Error: Invalid order id format: cancel requires #W followed by 7 digits",
+     "error", None, "invalid"),
+    ("still-processing", _j({"status": "error", "message": "Order cannot be cancelled "
+                                                           "because payment is still "
+                                                           "processing"}),
+     "error", None, "conflict"),
+    ("not-yet-captured", "Error: The charge cannot be refunded because it has not been "
+                         "captured", "error", None, "conflict"),
+    ("only-paid-can-be-fulfilled", "Error: Only paid orders can be fulfilled.",
+     "error", None, "conflict"),
+    ("booking-on-a-cancelled-flight", _j({"error": "Cannot book: flight HAT001 is "
+                                                   "cancelled"}), "error", None, "conflict"),
+    ("address-state-code", _j({"error": "Invalid state code: XX",
+                               "field": "billing_address.state"}), "error", None, "invalid"),
+    ("can-only-cancel-pending", "Error: You can only cancel pending orders",
+     "error", "already_acted_on", "conflict"),
+    ("can-only-refund-once-delivered", "Error: Orders can only be refunded once they are "
+                                       "delivered", "error", None, "conflict"),
+    ("non-pending-refund-is-blocked", "Error: Non-pending order cannot be refunded",
+     "error", None, "conflict"),
+    ("non-pending-modify", "Error: non-pending order cannot be modified",
+     "error", "already_acted_on", "conflict"),
+    ("non-delivered-return-is-blocked", "Error: non-delivered order cannot be returned",
+     "error", None, "conflict"),
+]
+
+
+@pytest.mark.parametrize(("body", "condition", "world", "fault"),
+                         [case[1:] for case in STATE_REFUSALS],
+                         ids=[case[0] for case in STATE_REFUSALS])
+def test_refusals_that_name_the_record_state(body: str, condition: str, world: str | None,
+                                             fault: str | None) -> None:
+    reading = read_result(body)
+    assert (reading.condition, reading.world_state, reading.fault) == (condition, world, fault)
+
+
+@pytest.mark.parametrize("body", [
+    _j({"order_id": "A-1", "status": "cancelled", "total": 20.0, "currency": "USD"}),
+    _j({"id": "pi_3MtwBwLkdIwHu7ix28a3tqPa", "object": "payment_intent", "amount": 2000,
+        "status": "canceled", "cancellation_reason": "requested_by_customer"}),
+    _j({"ticket": {"id": 35436, "status": "closed", "subject": "Cannot cancel my order",
+                   "description": "It says the order has shipped and cannot be cancelled"}}),
+    _j({"status": "success", "message": "Check the current status of your order in the app."}),
+    _j({"code": "ORDER_CANCELLED", "message": "Your order has been cancelled",
+        "order_id": "A1"}),
+    "Your messaging app cannot send MMS messages.",
+    "Order #1001 was cancelled on 2025-06-03 and refunded to the original card.",
+    "Returns policy. Items can be returned within 30 days of delivery. " * 8,
+], ids=["record-cancelled", "stripe-canceled-intent", "zendesk-ticket-quoting-a-refusal",
+        "success-mentions-current-status", "success-code-names-a-state",
+        "tau2-telecom-device-answer", "plain-cancelled-note", "long-policy-document"])
+def test_a_state_without_a_refusal_is_data(body: str) -> None:
+    reading = read_result(body)
+    assert (reading.condition, reading.world_state, reading.fault) == ("success", None, None)
+
+
+# (id, domain, calls before, the call, world_state, fault): tau2's own refusals, live
+TAU2_REFUSALS: list[tuple[str, str, tuple[_Call, ...], _Call, str | None, str]] = [
+    ("telecom-suspend-suspended-line", "telecom",
+     (("suspend_line", {"customer_id": "C1001", "line_id": "L1001", "reason": "travel"}),),
+     ("suspend_line", {"customer_id": "C1001", "line_id": "L1001", "reason": "travel"}),
+     "already_acted_on", "conflict"),
+    ("telecom-resume-active-line", "telecom", (),
+     ("resume_line", {"customer_id": "C1001", "line_id": "L1001"}),
+     "already_acted_on", "conflict"),
+    ("airline-certificate-for-update", "airline", (),
+     ("update_reservation_baggages", {"reservation_id": "UUN48W", "total_baggages": 5,
+                                      "nonfree_baggages": 3,
+                                      "payment_id": "certificate_9380982"}), None, "error"),
+    ("airline-gift-card-balance", "airline", (),
+     ("update_reservation_baggages", {"reservation_id": "UUN48W", "total_baggages": 9,
+                                      "nonfree_baggages": 9,
+                                      "payment_id": "gift_card_5634230"}), None, "error"),
+]
+
+
+@pytest.mark.parametrize(("domain", "before", "the_call", "world", "fault"),
+                         [case[1:] for case in TAU2_REFUSALS],
+                         ids=[case[0] for case in TAU2_REFUSALS])
+def test_tau2_refusals_by_state(domain: str, before: tuple[_Call, ...], the_call: _Call,
+                                world: str | None, fault: str) -> None:
+    pytest.importorskip("tau2")
+    env = environment(domain)
+    for tool, arguments in before:
+        call(env, tool, arguments)
+    reply = call(env, *the_call)
+    assert reply.error, reply.content
+    reading = read_result(reply.content, tool=reply.tool)
+    assert (reading.condition, reading.world_state, reading.fault) == ("error", world, fault), \
+        reply.content
+
+
+def test_state_refusals_use_the_declared_values() -> None:
+    readings = [read_result(case[1]) for case in STATE_REFUSALS]
+    assert {reading.condition for reading in readings} <= set(CONDITIONS)
+    assert {reading.fault for reading in readings} - {None} <= set(FAULTS)
+    worlds = {reading.world_state for reading in readings}
+    assert worlds == {None, "missing", "already_acted_on", "partially_completed"}
