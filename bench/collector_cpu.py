@@ -9,10 +9,14 @@ two events), ``--requests`` requests of ``--spans`` spans with distinct ids. Sta
 * **decode**: ``decode_traces`` to an Arrow table;
 * **insert**: ``collector.insert.insert_rows`` (what the materializer runs) of
   compiled-decoded rows into a fresh DuckDB store, in transactions of
-  ``max_commit_items`` rows, commit included;
+  ``max_commit_items`` rows, commit included, then a CHECKPOINT (the store is opened with
+  ``serve``'s DuckDB settings, so rows committed through the write-ahead log are written
+  to the file once more there; a transaction of a whole row group, 122,880 rows, skips
+  the log);
 * **whole**: the whole storing path as ``tracemill ingest`` runs it: intake check, spool
   append with fsync, decode (one thread, ``decode_workers=0``), insert, commit. It runs in a
-  fresh process per run; the pure-Python one blocks the extension's import there.
+  fresh process per run; the pure-Python one blocks the extension's import there. A
+  final CHECKPOINT is counted too, as in **insert**.
 
 Each stage runs ``--runs`` times; the median is printed, with the ratio compiled/Python
 of the same run and the implied spans per second on one core (1e6 / µs per span).
@@ -72,10 +76,13 @@ def _insert(bodies: list[bytes], folder: Path, commit_items: int) -> float:
 
     from collector.decode import decode_traces
     from collector.insert import insert_rows, insert_statement
+    from tracemill.config import Settings
     from tracemill.store import open_store
 
     tables = [decode_traces(body, _RECEIVED, compiled=True).rows for body in bodies]
-    store = open_store(folder / "insert.duckdb")
+    settings = Settings()
+    store = open_store(folder / "insert.duckdb", memory_limit=settings.db_memory_limit,
+                       checkpoint_threshold=settings.db_checkpoint_threshold)
     statement = insert_statement("traces")
     cursor = store.cursor()
 
@@ -88,6 +95,7 @@ def _insert(bodies: list[bytes], folder: Path, commit_items: int) -> float:
                 insert_rows(cursor, statement, waiting, sequence)
                 cursor.commit()
                 waiting = []
+        cursor.execute("CHECKPOINT")  # what the WAL defers, every row is written once
 
     try:
         return _cpu(work)
@@ -111,7 +119,8 @@ def _whole_child(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         settings = Settings(db=Path(tmp) / "whole.duckdb", decode_workers=0,
                             max_commit_items=args.commit_items)
-        store = open_store(settings.db)
+        store = open_store(settings.db, memory_limit=settings.db_memory_limit,
+                           checkpoint_threshold=settings.db_checkpoint_threshold)
         pipeline = Pipeline(settings, store, Metrics())
 
         def work() -> None:
@@ -120,6 +129,7 @@ def _whole_child(args: argparse.Namespace) -> int:
                 pipeline.intake.export_blocking("traces", body, "file")
             pipeline.writer.close()
             pipeline.materializer.store_all()
+            store.checkpoint()  # rows still in the WAL are written to the file here
 
         seconds = _cpu(work)
         stored = store.query("SELECT count(*) FROM otlp_spans")[0][0]

@@ -180,7 +180,8 @@ typedef struct {
     size_t n;
 } Field;
 
-static const char *wire_error; /* why the last wire read failed (GIL held throughout) */
+/* Why the last wire read failed. Per thread: validate() runs without the GIL. */
+static _Thread_local const char *wire_error;
 
 static int rd_varint(Rd *r, uint64_t *out) {
     uint64_t v = 0;
@@ -352,6 +353,24 @@ static int utf8_valid(const uint8_t *s, size_t n) {
         i += need + 1;
     }
     return 1;
+}
+
+static int validate(const uint8_t *p, size_t n, int type, int level);
+
+/* A payload at least this large is validated without the GIL: the walk touches no Python
+ * object (the bytes are immutable and referenced by the caller), so the receivers, the
+ * materializer's glue and DuckDB's callers run meanwhile. Smaller ones are not worth
+ * giving the lock away for (taking it back can wait out another thread's switch interval). */
+#define RELEASE_GIL_BYTES (64 * 1024)
+
+/* validate() of a whole request, without the GIL when it is large; 0 or -1 (wire_error). */
+static int validate_request(const uint8_t *p, size_t n) {
+    int rc;
+    if (n < RELEASE_GIL_BYTES) return validate(p, n, T_REQ, 0);
+    Py_BEGIN_ALLOW_THREADS
+    rc = validate(p, n, T_REQ, 0);
+    Py_END_ALLOW_THREADS
+    return rc;
 }
 
 static int validate(const uint8_t *p, size_t n, int type, int level) {
@@ -1129,7 +1148,7 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
     Py_XSETREF(d->promoted, promoted);
     d->base = (const uint8_t *)PyBytes_AS_STRING(payload);
     d->size = (size_t)PyBytes_GET_SIZE(payload);
-    if (validate(d->base, d->size, T_REQ, 0) < 0) {
+    if (validate_request(d->base, d->size) < 0) {
         PyErr_SetString(PyExc_ValueError, wire_error);
         return -1;
     }
@@ -1655,7 +1674,7 @@ static PyObject *check_traces(PyObject *self, PyObject *arg) {
     const uint8_t *base = view.buf;
     size_t size = (size_t)view.len;
     PyObject *problems = NULL;
-    if (validate(base, size, T_REQ, 0) < 0) {
+    if (validate_request(base, size) < 0) {
         PyErr_SetString(PyExc_ValueError, wire_error);
         goto fail;
     }

@@ -2,7 +2,8 @@
 
 A spooled request can be stored twice (a client retry, a crash between commit and cursor),
 so every insert drops rows whose identity is already stored (an anti-join bounded by the
-batch's time range, see ``collector/sql/insert_*.sql``) and keeps one row per identity
+batch's time range, and for spans its range of ``tid_hi`` too, see
+``collector/sql/insert_*.sql``) and keeps one row per identity
 within the batch. The latter happens here in Arrow, on the identity columns only: DuckDB's
 window over every column of ~3 KB rows cost ~12 % of the insert
 (``bench/collector_cpu.py``); the first row of an identity is the one kept. A batch goes
@@ -29,17 +30,22 @@ class InsertStatement:
 
     sql: str
     """The INSERT reading the registered Arrow table ``incoming_rows``; $1/$2 bound the
-    time column, $3 is the commit's ingest_seq."""
+    time column, $3 is the commit's ingest_seq, then a pair of bounds per ``narrowing``
+    column ($4/$5, ...)."""
     time_column: str
     """The column whose range bounds the anti-join."""
     identity: tuple[str, ...]
     """The columns that identify an item (one row per identity is stored)."""
+    narrowing: tuple[str, ...] = ()
+    """More identity columns whose range bounds the anti-join: a stored duplicate lies in
+    the batch's range of each, so row groups whose zone maps miss it are not read."""
 
 
 _STATEMENTS = {
     "traces": ("insert_spans.sql", "start_time_unix_nano",
-               ("tid_hi", "tid_lo", "sid", "start_time_unix_nano")),
-    "logs": ("insert_log_records.sql", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano")),
+               ("tid_hi", "tid_lo", "sid", "start_time_unix_nano"), ("tid_hi",)),
+    "logs": ("insert_log_records.sql", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano"),
+             ()),
 }
 SIGNALS = tuple(_STATEMENTS)
 """The signals that have a table."""
@@ -50,8 +56,8 @@ of the same transaction, each seeing the rows of the ones before)."""
 
 def insert_statement(signal: str) -> InsertStatement:
     """The insert of ``signal``'s rows (``traces`` or ``logs``)."""
-    name, column, identity = _STATEMENTS[signal]
-    return InsertStatement(load_sql("collector", name), column, identity)
+    name, column, identity, narrowing = _STATEMENTS[signal]
+    return InsertStatement(load_sql("collector", name), column, identity, narrowing)
 
 
 def insert_rows(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
@@ -72,11 +78,12 @@ def insert_rows(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
 
 def _insert_slice(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
                   rows: pa.Table, sequence: int) -> int:
-    bounds = pc.min_max(rows[statement.time_column])
+    params = [*_bounds(rows, statement.time_column), sequence]
+    for column in statement.narrowing:
+        params.extend(_bounds(rows, column))
     cursor.register("incoming_rows", rows)
     try:
-        result = cursor.execute(statement.sql, [bounds["min"].as_py(), bounds["max"].as_py(),
-                                                sequence]).fetchone()
+        result = cursor.execute(statement.sql, params).fetchone()
     except BaseException:
         # the failed statement aborted the transaction, so unregistering fails too: the
         # error to report is the statement's, not "Current transaction is aborted"
@@ -85,6 +92,11 @@ def _insert_slice(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
         raise
     cursor.unregister("incoming_rows")
     return int(result[0]) if result else 0
+
+
+def _bounds(rows: pa.Table, column: str) -> tuple[object, object]:
+    bounds = pc.min_max(rows[column])
+    return bounds["min"].as_py(), bounds["max"].as_py()
 
 
 def first_of_each(rows: pa.Table, identity: tuple[str, ...]) -> pa.Table:

@@ -37,3 +37,33 @@ def test_the_first_row_of_an_identity_is_kept_and_stored_once(tmp_path: Path) ->
     assert store.query("SELECT name, ingest_seq FROM otlp_spans ORDER BY name") == [
         ("first", 1), ("third", 1)]
     store.close()
+
+
+def test_duplicates_at_the_edges_of_the_batch_tid_range_are_dropped(tmp_path: Path) -> None:
+    # the anti-join reads only stored rows within the batch's tid_hi range: a re-delivered
+    # span at either end of that range, among new spans beyond the stored ones, is still
+    # found; spans outside every stored tid_hi go in
+    def ids(high: int) -> tuple[bytes, bytes]:
+        return high.to_bytes(8, "big") + b"\x00" * 7 + b"\x01", high.to_bytes(8, "big")
+
+    top = 2**64 - 1  # tid_hi is unsigned: beyond what a signed 64-bit parameter holds
+    stored = pa.concat_tables([_rows(f"stored {h}", ids=ids(h)) for h in (10, 20, 30, top)])
+    retry = pa.concat_tables([_rows("again 10", ids=ids(10)), _rows("new 5", ids=ids(5)),
+                              _rows("new 25", ids=ids(25)), _rows("again 30", ids=ids(30))])
+    beyond = pa.concat_tables([_rows("new 40", ids=ids(40)), _rows("again 20", ids=ids(20)),
+                               _rows("again top", ids=ids(top))])
+    store = open_store(tmp_path / "edges.duckdb")
+    cursor = store.cursor()
+    statement = insert_statement("traces")
+    try:
+        for sequence, (batch, expected) in enumerate(((stored, 4), (retry, 2), (beyond, 1)),
+                                                     start=1):
+            cursor.begin()
+            assert insert_rows(cursor, statement, [batch], sequence) == expected
+            cursor.commit()
+    finally:
+        cursor.close()
+    assert store.query("SELECT name FROM otlp_spans ORDER BY tid_hi") == [
+        ("new 5",), ("stored 10",), ("stored 20",), ("new 25",), ("stored 30",), ("new 40",),
+        (f"stored {top}",)]
+    store.close()
