@@ -48,11 +48,14 @@ diagnostic of where a miss comes from, not a target.
     python bench/processor_precision.py --corpus synthetic --seeds 0-9 --per-version 400
 
 Seeds 0-99 are for tuning; report figures come from seeds 100+ that nobody tuned on.
+``--stance-model SPEC`` (``builtin``, ``openai:MODEL``, ...) is handed to ``process()``
+(keys from the environment); default: the pattern stance only.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import sys
@@ -202,7 +205,7 @@ def _plan_share(store: Store, planted_members: frozenset[str], rollouts: int,
 
 
 def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
-                 verbose: bool) -> Tally:
+                 verbose: bool, options: ProcessOptions | None = None) -> Tally:
     """Build, store and process one tau2 stream; compare its situations with the truth."""
     from tests.support.tau2_stream import tau2_stream
 
@@ -216,7 +219,7 @@ def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
     store = open_store(db)
     tally = Tally()
     try:
-        process(store, ProcessOptions())
+        process(store, options or ProcessOptions(), credentials=dict(os.environ))
         processed = time.perf_counter() - started - built - stored
         reported = _reported(store)
         readings = _readings(store, stream.expected)
@@ -303,9 +306,9 @@ def _print_total(total: Tally, seeds: Sequence[int], conversations: int) -> None
 # --------------------------------------------------------------------------- synthetic corpus
 
 
-def measure_synthetic(seed: int, per_version: int, work: Path) -> tuple[Counter[str],
-                                                                       Counter[str],
-                                                                       Counter[str]]:
+def measure_synthetic(seed: int, per_version: int, work: Path,
+                      options: ProcessOptions | None = None,
+                      ) -> tuple[Counter[str], Counter[str], Counter[str]]:
     """(true positives, flagged, planted) per status for one seed (pair cells)."""
     from tests.support.synthetic import production_stream
 
@@ -315,7 +318,7 @@ def measure_synthetic(seed: int, per_version: int, work: Path) -> tuple[Counter[
     store_requests(db, stream.requests, source="bench")
     store = open_store(db)
     try:
-        process(store, ProcessOptions())
+        process(store, options or ProcessOptions(), credentials=dict(os.environ))
         rows = store.query("SELECT axis_a, value_a, axis_b, value_b, status FROM failure_map "
                            "WHERE axis_b <> '*'")
     finally:
@@ -330,12 +333,13 @@ def measure_synthetic(seed: int, per_version: int, work: Path) -> tuple[Counter[
     return hits, flagged, planted
 
 
-def _run_synthetic(seeds: Sequence[int], per_version: int, work: Path) -> None:
+def _run_synthetic(seeds: Sequence[int], per_version: int, work: Path,
+                   options: ProcessOptions | None = None) -> None:
     hits: Counter[str] = Counter()
     flagged: Counter[str] = Counter()
     planted: Counter[str] = Counter()
     for seed in seeds:
-        h, f, p = measure_synthetic(seed, per_version, work)
+        h, f, p = measure_synthetic(seed, per_version, work, options)
         hits.update(h)
         flagged.update(f)
         planted.update(p)
@@ -390,7 +394,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Keep each seed's DuckDB store in DIR (tau2-SEED.duckdb or "
                              "synthetic-SEED.duckdb, replaced if present) to inspect with "
                              "`tracemill map` / `tracemill conversations`.")
+    parser.add_argument("--stance-model", metavar="SPEC", default=None,
+                        help="Handed to process() (builtin, openai:MODEL, ...; keys from the "
+                             "environment); default: the pattern stance only.")
     args = parser.parse_args(argv)
+    options = ProcessOptions(stance_model=args.stance_model)
     print("$ python " + shlex.join(sys.argv if argv is None else ["bench/processor_precision.py",
                                                                   *argv]), flush=True)
     with tempfile.TemporaryDirectory() as scratch:
@@ -399,12 +407,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             work = args.keep
             work.mkdir(parents=True, exist_ok=True)
         if args.corpus == "synthetic":
-            _run_synthetic(args.seeds or list(range(10)), args.per_version, work)
+            _run_synthetic(args.seeds or list(range(10)), args.per_version, work, options)
             return 0
         seeds = args.seeds or list(range(5))
         total = Tally()
         for seed in seeds:
-            total.add(measure_tau2(seed, args.conversations, args.rollouts, work, args.verbose))
+            total.add(measure_tau2(seed, args.conversations, args.rollouts, work, args.verbose,
+                                   options))
         _print_total(total, seeds, args.conversations)
     return 0
 

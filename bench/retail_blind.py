@@ -27,6 +27,10 @@ Matching (member overlap, on failing conversations of both versions):
 Run (about a minute per seed; the retail replay is done once per process)::
 
     .venv/bin/python bench/retail_blind.py --seeds 1 2 3 4 5
+    .venv/bin/python bench/retail_blind.py --seeds 1 2 3 4 5 --stance-model builtin
+
+``--stance-model SPEC`` is handed to every command that processes (``process``, ``map``,
+``conversations``), as a user would pass it.
 """
 
 from __future__ import annotations
@@ -196,8 +200,11 @@ def score(conversations: Sequence[Conversation], situations: Sequence[dict[str, 
 
 
 def run_seed(seed: int, total: int, keep: Path | None,
-             planted_per_version: int | None = None) -> SeedResult:
-    """Generate, ingest, process, map and score one seed."""
+             planted_per_version: int | None = None,
+             stance_model: str | None = None) -> SeedResult:
+    """Generate, ingest, process, map and score one seed (``stance_model``: the
+    ``--stance-model`` of every command that processes; None: patterns only)."""
+    model = ("--stance-model", stance_model) if stance_model else ()
     with tempfile.TemporaryDirectory(prefix=f"retail-blind-{seed}-") as tmp:
         work = keep / f"seed-{seed}" if keep else Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -213,13 +220,13 @@ def run_seed(seed: int, total: int, keep: Path | None,
         _tracemill(db, "ingest", *map(str, files))
         seconds["ingest"] = time.perf_counter() - t
         t = time.perf_counter()
-        _tracemill(db, "process")
+        _tracemill(db, "process", *model)
         seconds["process"] = time.perf_counter() - t
         t = time.perf_counter()
-        situations = json.loads(_tracemill(db, "map", "--json"))
+        situations = json.loads(_tracemill(db, "map", "--json", *model))
         seconds["map"] = time.perf_counter() - t
         records = [json.loads(line) for line in _tracemill(
-            db, "conversations", "--json", "--limit", str(10 * total)).splitlines()
+            db, "conversations", "--json", "--limit", str(10 * total), *model).splitlines()
             if line.strip()]
         if keep:
             (work / "map.json").write_text(json.dumps(situations, indent=1))
@@ -315,11 +322,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Conversations per planted situation and version (default 100).")
     parser.add_argument("--keep", type=Path, default=None,
                         help="Keep each seed's OTLP files, store, map and truth here.")
+    parser.add_argument("--stance-model", metavar="SPEC", default=None,
+                        help="Passed to tracemill process, map and conversations (builtin, "
+                             "openai:MODEL, ...; default: the pattern stance only).")
     args = parser.parse_args(argv)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     results = []
     for seed in args.seeds:
-        result = run_seed(seed, args.conversations, args.keep, args.planted_per_version)
+        result = run_seed(seed, args.conversations, args.keep, args.planted_per_version,
+                          args.stance_model)
         print_seed(result)
         results.append(result)
         sys.stdout.flush()

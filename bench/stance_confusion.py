@@ -14,12 +14,17 @@ that the test texts are never read while developing. ``--split dev+dev2`` measur
 development splits together. ``--model SPEC`` also measures the
 model-based classifier (:mod:`processor.stance_model`: the same instruction and strict
 parsing; an unparseable answer falls back to the patterns, as in processing), with keys
-from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...).
+from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...). ``--model builtin``
+measures the offline model (:mod:`processor.stance_embed`: all-MiniLM-L6-v2 and a linear
+head trained on dev + dev2 by ``bench/train_stance_head.py``; the ``embed`` extra), as
+processing combines it with the patterns and the head alone, with its load time and
+throughput (asks per second, wall clock, this machine).
 
     python bench/stance_confusion.py --split dev
     python bench/stance_confusion.py --split dev2 --show-errors
     python bench/stance_confusion.py --split test
     python bench/stance_confusion.py --split test --model openai:gpt-4o-mini
+    python bench/stance_confusion.py --split test --model builtin
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from processor.stance import classify_stance, stance_evidence
+from processor.stance_embed import BUILTIN, load_builtin_model
 from processor.stance_model import label_asks
 
 DATA = Path(__file__).resolve().parent / "data" / "stance"
@@ -162,6 +168,31 @@ def measure_model(spec: str, lines: Sequence[Line], environ: dict[str, str]) -> 
                  seconds / max(1, len(lines)) * 1e6)
 
 
+def measure_builtin(lines: Sequence[Line]) -> tuple[Scores, Scores] | None:
+    """The built-in model's scores as processing uses it, and the head's alone (None, with
+    the reason printed, when the ``embed`` extra is missing)."""
+    started = time.perf_counter()
+    model, why = load_builtin_model()
+    loaded = time.perf_counter() - started
+    if model is None:
+        print(f"model {BUILTIN}: DEGRADED, not measured: {why}")
+        return None
+    texts = [line.text for line in lines]
+    model.label(texts[:8])  # warm up (first-call allocations)
+    started, cpu = time.perf_counter(), time.process_time()
+    found = model.label(texts)
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    print(f"model {BUILTIN}: {model.head.embedder}, head min_probability "
+          f"{model.head.min_probability}; loaded in {loaded:.1f} s; labelled {len(texts)} asks "
+          f"in {seconds:.1f} s wall ({len(texts) / max(seconds, 1e-9):.0f} asks/s; "
+          f"{cpu:.1f} s CPU, {os.cpu_count()} cores)")
+    per_ask = seconds / max(1, len(lines)) * 1e6
+    return (score(f"model {BUILTIN} (patterns unless ordinary, then the head)", lines,
+                  [label.label for label in found], per_ask),
+            score(f"model {BUILTIN}: head alone", lines, [label.head for label in found],
+                  per_ask))
+
+
 def render(scores: Scores, lines: int) -> str:
     """The matrix and the per-class table as text."""
     short = {label: label[:5] for label in LABELS}
@@ -185,7 +216,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--show-errors", action="store_true",
                         help="List the misclassified lines (development splits only).")
     parser.add_argument("--model", metavar="SPEC",
-                        help="Also measure a model classifier (openai:gpt-4o-mini, "
+                        help="Also measure a model classifier (builtin: the offline "
+                             "MiniLM + linear head of the embed extra; openai:gpt-4o-mini, "
                              "ollama:MODEL, vllm:MODEL@URL; keys from the environment).")
     args = parser.parse_args(argv)
     print("$ python bench/stance_confusion.py "
@@ -201,12 +233,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render(baseline, len(lines)))
     print()
     if args.model:
-        model = measure_model(args.model, lines, dict(os.environ))
-        print(render(model, len(lines)))
-        print()
-        print(f"summary {args.split} model: macro F1 {model.macro_f1:.3f}; adversarial recall "
-              f"{model.recall['adversarial']:.3f} precision "
-              f"{model.precision['adversarial']:.3f}; accuracy {model.accuracy:.3f}")
+        models: list[tuple[str, Scores]] = []  # (summary tag, scores)
+        if args.model.strip() == BUILTIN:
+            builtin = measure_builtin(lines)
+            if builtin:
+                models = [(f"model {BUILTIN}", builtin[0]),
+                          (f"model {BUILTIN} head alone", builtin[1])]
+        else:
+            models = [("model", measure_model(args.model, lines, dict(os.environ)))]
+        for _, model in models:
+            print(render(model, len(lines)))
+            print()
+        for tag, model in models:
+            print(f"summary {args.split} {tag}: macro F1 {model.macro_f1:.3f}; "
+                  f"adversarial recall {model.recall['adversarial']:.3f} precision "
+                  f"{model.precision['adversarial']:.3f}; accuracy {model.accuracy:.3f}")
     print(f"summary {args.split}: macro F1 {current.macro_f1:.3f} "
           f"(keywords {baseline.macro_f1:.3f}); "
           f"adversarial recall {current.recall['adversarial']:.3f} precision "

@@ -46,9 +46,9 @@ class ProcessOptions:
             clauses = tuple((clause.id, clause.text)
                             for clause in load_policy(settings.policy_file))
         if settings.stance_model is not None:  # a malformed spec fails here, before any work
-            from generator.backends import parse_spec
+            from processor.stance_model import check_spec
 
-            parse_spec(settings.stance_model)
+            check_spec(settings.stance_model)
         return cls(reward_keys=settings.reward_keys, threshold=settings.pass_threshold,
                    version_sources=settings.model_version_sources,
                    exploration=settings.exploration_share, policy_clauses=clauses,

@@ -23,6 +23,14 @@ problem and the fix, and the pass's record (``stance_model_runs``, and
 :attr:`processor.run.ProcessResult.stance_model`) says the run is degraded. The next run
 asks only for what is still missing. Credentials come from the command line as a mapping
 (nothing here reads the environment).
+
+The spec ``builtin`` (:data:`processor.stance_embed.BUILTIN`) asks no chat backend: the
+missing asks are embedded in batches by the bundled all-MiniLM-L6-v2 and labelled by a
+linear head shipped with the package (:mod:`processor.stance_embed`, the ``embed`` extra),
+then cached and applied exactly as above, under the model name ``builtin@`` + the head
+file's digest (a retrained head labels every ask anew). Without the extra the pass is
+degraded the same way (the warning names ``pip install 'tracemill[embed]'``; every ask
+keeps the pattern stance).
 """
 
 from __future__ import annotations
@@ -35,10 +43,11 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from processor.stance import STANCES
+from processor.stance_embed import BUILTIN
 from tracemill.store import load_sql
 
-__all__ = ["INSTRUCTION", "LABELS", "StanceModelRun", "apply_stance_model", "label_asks",
-           "parse_label"]
+__all__ = ["BUILTIN", "INSTRUCTION", "LABELS", "StanceModelRun", "apply_stance_model",
+           "check_spec", "label_asks", "parse_label"]
 
 log = logging.getLogger("tracemill.processor")
 
@@ -94,6 +103,16 @@ class StanceModelRun:
         return self.error is not None
 
 
+def check_spec(spec: str) -> None:
+    """Refuse a spec that can never be used, before any work: ``builtin`` or a backend
+    spec (:class:`generator.errors.SpecError` naming the problem otherwise)."""
+    if spec.strip() == BUILTIN:
+        return
+    from generator.backends import parse_spec
+
+    parse_spec(spec)
+
+
 def parse_label(answer: str | None) -> str | None:
     """The label an answer names, or None when it is anything but exactly one label."""
     if answer is None:
@@ -106,10 +125,17 @@ def apply_stance_model(cursor: Any, spec: str, credentials: Mapping[str, str],
                        now: int) -> StanceModelRun:
     """Ask ``spec`` about every first ask it has not labelled yet, cache the answers, and
     put the cached labels on the conversations (see the module)."""
+    builtin = spec.strip() == BUILTIN
+    if builtin:
+        from processor.stance_embed import builtin_cache_key
+
+        spec = builtin_cache_key()
     missing = cursor.execute(load_sql("processor", "stance_missing.sql"), [spec]).fetchall()
     answers: list[_Answer] = []
     error: str | None = None
-    if missing:
+    if missing and builtin:
+        answers, error = _label_builtin(missing)
+    elif missing:
         answers, error = _run(_ask_all(spec, credentials, missing))
     if answers:
         cursor.executemany(load_sql("processor", "insert_stance_cache.sql"), [
@@ -142,7 +168,10 @@ def label_asks(spec: str, credentials: Mapping[str, str], asks: Sequence[str],
     when unparseable, the answer), or None when the model failed before answering it; and
     the failure, if any."""
     rows = [(str(index), ask, "", "") for index, ask in enumerate(asks)]
-    answers, error = _run(_ask_all(spec, credentials, rows))
+    if spec.strip() == BUILTIN:
+        answers, error = _label_builtin(rows)
+    else:
+        answers, error = _run(_ask_all(spec, credentials, rows))
     found: list[tuple[str | None, str] | None] = [None] * len(asks)
     for answer in answers:
         found[int(answer.conversation_id)] = (answer.label, answer.text)
@@ -163,6 +192,19 @@ class _Answer:
     """The answer as given."""
     pattern: str
     """The pattern detector's stance of the conversation when it was asked."""
+
+
+def _label_builtin(missing: Sequence[tuple[Any, ...]]) -> tuple[list[_Answer], str | None]:
+    """(answers, error) from the built-in model: every ask labelled, or none when the
+    ``embed`` extra is missing."""
+    from processor.stance_embed import load_builtin_model
+
+    model, why = load_builtin_model()
+    if model is None:
+        return [], why
+    labels = model.label([str(row[1]) for row in missing])
+    return [_Answer(str(row[0]), str(row[2]), found.label, found.answer, found.pattern)
+            for row, found in zip(missing, labels, strict=True)], None
 
 
 async def _ask_all(spec: str, credentials: Mapping[str, str],

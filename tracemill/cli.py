@@ -62,7 +62,9 @@ def _processing(parser: argparse.ArgumentParser) -> None:
                              "policy_rule axis (env TRACEMILL_POLICY_FILE).")
     parser.add_argument("--stance-model", dest="stance_model", metavar="SPEC",
                         help="Also ask a model for each conversation's user stance "
-                             "(openai:gpt-4o-mini, ollama:MODEL, vllm:MODEL@URL, ...; keys "
+                             "(builtin: offline, MiniLM from the embed extra plus a small "
+                             "trained head; openai:gpt-4o-mini, ollama:MODEL, "
+                             "vllm:MODEL@URL, ...; keys "
                              "from the usual variables such as OPENAI_API_KEY); answers are "
                              "cached, a failing model keeps the pattern stance and says so "
                              "(env TRACEMILL_STANCE_MODEL; default: patterns only).")

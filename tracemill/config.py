@@ -143,7 +143,8 @@ class Settings(BaseModel):
     stance_model: str | None = Field(
         default=None,
         description="A model that labels each conversation's user stance after the "
-        "patterns (openai:MODEL, anthropic:MODEL, ollama:MODEL, vllm:MODEL@URL, "
+        "patterns (builtin: offline, all-MiniLM-L6-v2 from the embed extra plus a small "
+        "trained head; openai:MODEL, anthropic:MODEL, ollama:MODEL, vllm:MODEL@URL, "
         "python:module:function); answers are cached per conversation. None: patterns only.",
     )
     agent: str | None = Field(
