@@ -15,13 +15,11 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 import pyarrow as pa
-from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from collector import native
 from collector.checks import (
@@ -34,8 +32,9 @@ from collector.checks import (
     check_span,
     log_problem,
     not_traces,
-    parse_logs,
-    parse_traces,
+    read_logs,
+    read_traces,
+    refused_before,
     rejection_message,
     span_problem,
 )
@@ -49,7 +48,6 @@ from collector.promote import (
     text,
 )
 from collector.values import attributes_to_json, value_to_json
-from collector.wire import StreamedRequest, stream_logs, stream_traces
 
 __all__ = [
     "COMPILED", "LOG_SCHEMA", "MAX_CHUNK_BYTES", "MAX_EXPLAINED", "NOTHING_REFUSED",
@@ -150,8 +148,21 @@ def decode_traces(payload: bytes, received_unix_nano: int, *,
     Raises InvalidRequest when the bytes are not a protobuf ExportTraceServiceRequest.
     """
     if compiled:
-        return next(_compiled_chunks(payload, received_unix_nano, sys.maxsize, sys.maxsize))
-    return next(_trace_chunks(payload, received_unix_nano, None))
+        return next(_counting_refused(
+            payload, _compiled_chunks(payload, received_unix_nano, sys.maxsize, sys.maxsize)))
+    return next(_counting_refused(payload, _trace_chunks(payload, received_unix_nano, None)))
+
+
+def _counting_refused(payload: bytes, batches: Iterator[DecodedBatch]) -> Iterator[DecodedBatch]:
+    """``batches`` with the items a transport left out before encoding ``payload``
+    (:func:`collector.checks.refused_before`) counted as received and rejected in the first."""
+    refused = refused_before(payload)
+    for batch in batches:
+        if refused:
+            batch = replace(batch, received=batch.received + refused,
+                            rejected=batch.rejected + refused)
+            refused = 0
+        yield batch
 
 
 def _compiled_chunks(payload: bytes, received_unix_nano: int, max_rows: int,
@@ -169,9 +180,9 @@ def _compiled_chunks(payload: bytes, received_unix_nano: int, max_rows: int,
 
 def _trace_chunks(payload: bytes, received_unix_nano: int,
                   max_rows: int | None) -> Iterator[DecodedBatch]:
-    # chunked: parse span by span, so the parsed request does not grow with it either
-    request: ExportTraceServiceRequest | StreamedRequest = (
-        parse_traces(payload) if max_rows is None else stream_traces(payload))
+    # span by span (collector.checks.read_traces): memory grows with a span and the rows
+    # of a chunk, never with the parsed request
+    request = read_traces(payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -257,13 +268,12 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
     form together with its resource and scope. Raises InvalidRequest for bytes that are not
     an ExportLogsServiceRequest.
     """
-    return next(_log_chunks(payload, received_unix_nano, None))
+    return next(_counting_refused(payload, _log_chunks(payload, received_unix_nano, None)))
 
 
 def _log_chunks(payload: bytes, received_unix_nano: int,
                 max_rows: int | None) -> Iterator[DecodedBatch]:
-    request: ExportLogsServiceRequest | StreamedRequest = (
-        parse_logs(payload) if max_rows is None else stream_logs(payload))
+    request = read_logs(payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -336,10 +346,12 @@ def decode_chunks(signal: Signal, payload: bytes, received_unix_nano: int,
     hold 1.6M minimal spans. The chunks' counts add up to :func:`decode`'s.
     """
     if signal == "traces" and compiled:
-        return _compiled_chunks(payload, received_unix_nano, max_rows, MAX_CHUNK_BYTES)
-    if signal == "traces":
-        return _trace_chunks(payload, received_unix_nano, max_rows)
-    return _log_chunks(payload, received_unix_nano, max_rows)
+        chunks = _compiled_chunks(payload, received_unix_nano, max_rows, MAX_CHUNK_BYTES)
+    elif signal == "traces":
+        chunks = _trace_chunks(payload, received_unix_nano, max_rows)
+    else:
+        chunks = _log_chunks(payload, received_unix_nano, max_rows)
+    return _counting_refused(payload, chunks)
 
 
 def _json(value: Any) -> str:

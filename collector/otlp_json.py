@@ -5,7 +5,9 @@ span ids are hex strings (not base64); enum fields may be integers; keys are low
 (the original field names are accepted too). Unknown fields are ignored, as the OTLP
 specification requires of receivers. An item protobuf cannot take (an id that is not a
 string, an enum name that does not exist) is left out and explained, like an item with a
-bad id, instead of failing the request or being stored with a default.
+bad id, instead of failing the request or being stored with a default; the encoded
+request counts them (:func:`collector.checks.mark_refused`), so the store counts them as
+rejected like the decoder's own refusals.
 """
 
 from __future__ import annotations
@@ -21,7 +23,14 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from opentelemetry.proto.logs.v1.logs_pb2 import SeverityNumber
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
-from collector.checks import MAX_EXPLAINED, RequestCheck, Signal, log_problem, span_problem
+from collector.checks import (
+    MAX_EXPLAINED,
+    RequestCheck,
+    Signal,
+    log_problem,
+    mark_refused,
+    span_problem,
+)
 from collector.errors import InvalidRequest
 
 _ID_FIELDS = ("traceId", "spanId", "parentSpanId", "trace_id", "span_id", "parent_span_id")
@@ -35,7 +44,8 @@ class JsonRequest:
     """An OTLP/JSON request as protobuf, without the items that could not be encoded."""
 
     payload: bytes
-    """The ``Export*ServiceRequest`` bytes of the items kept."""
+    """The ``Export*ServiceRequest`` bytes of the items kept (led by the count of those
+    left out, when there are any: :func:`collector.checks.mark_refused`)."""
     refused: RequestCheck
     """Items left out (an id that is not a string, an unknown enum name), each explained."""
 
@@ -72,7 +82,8 @@ def document_to_protobuf(signal: Signal, document: Any) -> JsonRequest:
         json_format.ParseDict(document, message, ignore_unknown_fields=True)
     except json_format.ParseError as exc:
         raise InvalidRequest(f"the body is not an OTLP/JSON {signal} request: {exc}") from None
-    return JsonRequest(message.SerializeToString(),
+    # the request carries the count into the spool, so the store counts them as rejected
+    return JsonRequest(mark_refused(message.SerializeToString(), refused.count),
                        RequestCheck(refused.count, refused.count, tuple(refused.problems)))
 
 
