@@ -82,7 +82,8 @@ def _insert(bodies: list[bytes], folder: Path, commit_items: int) -> float:
     tables = [decode_traces(body, _RECEIVED, compiled=True).rows for body in bodies]
     settings = Settings()
     store = open_store(folder / "insert.duckdb", memory_limit=settings.db_memory_limit,
-                       checkpoint_threshold=settings.db_checkpoint_threshold)
+                       checkpoint_threshold=settings.db_checkpoint_threshold,
+                       compression=settings.db_compression)
     statement = insert_statement("traces")
     cursor = store.cursor()
 
@@ -120,7 +121,8 @@ def _whole_child(args: argparse.Namespace) -> int:
         settings = Settings(db=Path(tmp) / "whole.duckdb", decode_workers=0,
                             max_commit_items=args.commit_items)
         store = open_store(settings.db, memory_limit=settings.db_memory_limit,
-                           checkpoint_threshold=settings.db_checkpoint_threshold)
+                           checkpoint_threshold=settings.db_checkpoint_threshold,
+                           compression=settings.db_compression)
         pipeline = Pipeline(settings, store, Metrics())
 
         def work() -> None:

@@ -55,7 +55,8 @@ def start_collector(tmp_path: Path) -> Iterator[StartCollector]:
         values.update(overrides)
         settings = Settings(**values)
         store = open_store(settings.db, memory_limit=settings.db_memory_limit,
-                           checkpoint_threshold=settings.db_checkpoint_threshold)
+                           checkpoint_threshold=settings.db_checkpoint_threshold,
+                           compression=settings.db_compression)
         thread = CollectorThread(settings, store)
         bound = thread.start()
         scheme = "https" if settings.tls_cert else "http"

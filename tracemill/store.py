@@ -245,11 +245,14 @@ class Store:
 
 def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = True,
                memory_limit: str | None = None,
-               checkpoint_threshold: str | None = None) -> Store:
+               checkpoint_threshold: str | None = None,
+               compression: str = "auto") -> Store:
     """Open (creating if needed) the DuckDB file at ``path`` and bring its schema up to date.
 
     A ``ducklake:postgres:...`` URL, or a lake file holding one, opens a lake instead
-    (:mod:`tracemill.lake`).
+    (:mod:`tracemill.lake`). ``compression`` other than ``auto`` is DuckDB's
+    ``force_compression`` for what this process checkpoints (``zstd``: see the setting
+    ``db_compression``); columns it does not fit keep DuckDB's choice.
     Raises StoreLockedError when another process holds the file, StoreError when the file
     cannot be used (not a DuckDB file, no permission, missing with ``read_only``).
     """
@@ -270,6 +273,8 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
             config["memory_limit"] = memory_limit
         if checkpoint_threshold and not read_only:
             config["checkpoint_threshold"] = checkpoint_threshold
+        if compression != "auto" and not read_only:
+            config["force_compression"] = compression
         connection = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
         text = str(exc)
@@ -348,6 +353,7 @@ def open_configured(settings: Settings, *, store_spool: bool = True, **options: 
     def reopen(read_only: bool) -> Store:
         return open_store(settings.db, memory_limit=settings.db_memory_limit,
                           checkpoint_threshold=settings.db_checkpoint_threshold,
+                          compression=settings.db_compression,
                           **{**options, "read_only": read_only})
 
     store = reopen(bool(options.get("read_only", False)))

@@ -72,7 +72,8 @@ def measure(payload_file: Path, db: Path, db_memory_limit: str = "512MB") -> dic
     # what `tracemill serve` runs with
     settings = Settings(db=db, decode_workers=0, db_memory_limit=db_memory_limit)
     store = open_store(db, memory_limit=settings.db_memory_limit,
-                       checkpoint_threshold=settings.db_checkpoint_threshold)
+                       checkpoint_threshold=settings.db_checkpoint_threshold,
+                       compression=settings.db_compression)
     pipeline = Pipeline(settings, store, Metrics())
     pipeline.start()
     try:
