@@ -41,6 +41,12 @@ AXIS_ORDER = ("world_state", "tool", "user_stance", "policy_rule", "tool_conditi
 """The canonical order of the axes: where two coordinates hold the same conversations
 (``world_state=missing`` and ``tool_condition=not_found``) or tie, the earlier axis names
 the situation: what the world was, then where, then who, then how the tool answered."""
+READ_AXES = ("user_stance",)
+"""Axes whose value is *read* from free text by a classifier that is often wrong (the
+stance of the first ask), unlike the axes taken from the calls and their results: a
+group defined on such an axis shows as a core (the members read right) inside a parent
+cell whose rest (the members read otherwise) fails the same way, so several values of it
+holding the excess may be one group."""
 LATEST, PREVIOUS = 0, 1
 """Period codes of the profiles."""
 
@@ -197,15 +203,21 @@ def _refine(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
             # of its values (a part it merely holds)
             mixed = any(int(g[v]) < graded and _stands_out(
                 failed - int(f[v]), graded - int(g[v]), int(f[v]), int(g[v])) for v in values)
-            for value in values:
+            candidates = [int(v) for v in values
+                          if f[v] - g[v] * rate >= NAMING_SHARE * excess
+                          and g[v] <= (1 - NARROWS) * graded and f[v] * graded > failed * g[v]]
+            # the part of the cell no candidate holds: when several values of the axis each
+            # keep a share of the excess, a child is told apart from it, not from a rest
+            # holding the other groups (two groups in one cell, each a value of the axis).
+            # Not on a read axis, where several values may be one group read differently
+            several = len(candidates) > 1 and profiles.axes[axis] not in READ_AXES
+            other_g = graded - int(sum(g[v] for v in candidates))
+            other_f = failed - int(sum(f[v] for v in candidates))
+            for value in candidates:
                 child_g, child_f = int(g[value]), int(f[value])
-                if child_f - child_g * rate < NAMING_SHARE * excess or \
-                        child_g > (1 - NARROWS) * graded:
-                    continue
-                if child_f * graded <= failed * child_g:
-                    continue
                 if not mixed and not _stands_out(child_f, child_g, failed - child_f,
-                                                 graded - child_g):
+                                                 graded - child_g) and not (
+                        several and _stands_out(child_f, child_g, other_f, other_g)):
                     continue
                 # the child that stands out most from the rest of the cell, not the largest
                 within = child_f - child_g * failed / graded

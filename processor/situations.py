@@ -19,8 +19,12 @@ period's graded conversations. Each round:
    more than the cell, and either *stands out* from the rest of the cell (fails at least
    ``RATIO`` (1.5) times its rate, Fisher p < ``REFINE_ALPHA``), or the cell is *mixed*
    on that axis (the rest of the cell stands out in the same way from one of the axis'
-   values: a part the cell merely holds). Among such narrower cells the one standing out
-   most from the rest of the cell (failed - graded x the cell's rate) wins. So a
+   values: a part the cell merely holds), or several values of the axis keep that share
+   of the excess and the narrower cell stands out in the same way from the part of the
+   cell none of them holds (two groups in one cell, one per value: each is hidden from the
+   test against the rest of the cell by the other). Among such narrower cells the one
+   standing out most from the rest of the cell (failed - graded x the cell's rate) wins.
+   So a
    coordinate shared by most members anyway (``history=fresh``) is added only when the
    others clearly do not fail the same way, a triple only where the third coordinate
    isolates the failures better, and a cell holding two failing groups is narrowed to one
@@ -87,14 +91,41 @@ A group defined on a read axis therefore shows as a core (the members read right
 its parent cell (the situation without that coordinate), whose rest (the members read
 otherwise) fails the same way, only diluted. So after judging, a situation narrowed by
 one read coordinate is widened to its parent when (a) the rest of the parent, without the
-situation, without its siblings on that axis with the same status (the same group read
-as another value, ``user_stance=ordinary``) and without the situations judged before the
-parent, has the situation's status against the conversations outside the parent, at
-``ALPHA`` / the number of such situations (Bonferroni), and (b) the parent, judged with
-the others as above in place of the situation and those siblings, keeps that status.
-Where the rest of the parent fails no differently from elsewhere, or where a sibling on
-that axis has another status (the axis does tell two groups apart there, as in
-*Siblings*), the read coordinate names the group and stays.
+situation, without the situations judged before the parent, and without its siblings on
+that axis with the same status that fail about as much as it does (a second group, or the
+same group read as another value: either way no evidence that the group extends beyond
+its named values), has the situation's status against the conversations outside the
+parent, at ``ALPHA`` / the number of such situations (Bonferroni), and (b) the parent,
+judged with the others as above in place of the situation and its siblings with that
+status, keeps that status. A sibling failing significantly less than the situation
+(Fisher p < ``ALPHA``, in the period deciding its status) is the group diluted by that
+value's other members (``user_stance=ordinary``, where most misread members land): it
+stays in the rest, as evidence that the group extends. Where the rest of the parent
+fails no differently from elsewhere, or where a sibling on that axis has another status
+(the axis does tell two groups apart there, as in *Siblings*), the read coordinate names
+the group and stays.
+
+**Mixtures.** Two groups that fail alike and fill one cell between them (a tool group and
+a stance group inside ``world_state=already_acted_on``) leave nothing in the cell standing
+out from the rest of it. Yet one group's members have no reason to avoid a coordinate the
+other group's members have: within one group, one axis' value says nothing of another's
+(*local independence*, as in latent class analysis). So a situation (one or two
+coordinates) is replaced by two cells one coordinate narrower, ``a`` and ``b``, one on an
+axis read from the person (``user_stance``, ``history``) and one on an axis read from the
+calls (two axes of one call are tied by construction: a tool answers "already" in its
+own way, so inside ``already_acted_on`` a tool and a tool condition exclude each other
+without two groups), when, in the period deciding its status, each keeps ``NAMING_SHARE`` of
+its excess (over the rest of that period) and at least ``MIN_FAILED`` failures, together
+they hold ``COINCIDE`` of its failing members, far fewer of those have both coordinates
+than their shares predict (Fisher p < ``REFINE_ALPHA``), ``a`` and ``b`` go together
+next to the cell (in each cell one coordinate wider, outside it) at least ``1 / RATIO``
+as often as independence predicts (they do not exclude each other everywhere), and both,
+judged with the others as above, get the situation's status. Of several such pairs the
+one holding the most failing members is taken (:mod:`processor._mixtures`).
+
+**Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings and
+read axes: :mod:`processor._judging`; mixtures: :mod:`processor._mixtures`; statuses and
+their sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
@@ -127,19 +158,15 @@ The rest (``exploration``) is for the covering array over the grid.
 Ids are stable: ``s-`` and the first 10 hex digits of sha256(label), the label listing
 the coordinates by axis name (``tool=cancel_order & world_state=already_acted_on``).
 """
-
 from __future__ import annotations
 
 import hashlib
 import math
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import duckdb
 import numpy as np
-import orjson
-import pyarrow as pa
 
 from processor._discovery import (
     ALPHA,
@@ -149,32 +176,27 @@ from processor._discovery import (
     Combo,
     Found,
     Profiles,
-    above,
     combos_of,
     decode,
     discover,
     load_profiles,
 )
+from processor._judging import READ_AXES, SIBLING_SHARE, widen
+from processor._mixtures import split_mixtures
+from processor._situation_store import store_situations
+from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label
-from processor.stats import fisher_exact, newcombe, wilson
+from processor.stats import wilson
 from tracemill.store import load_sql
 
-__all__ = ["ALPHA", "MIN_SUPPORT", "PeriodNames", "Situation", "find_situations", "situation_id",
-           "situation_label", "store_situations"]
+__all__ = ["ALPHA", "MIN_SUPPORT", "READ_AXES", "SIBLING_SHARE", "PeriodNames", "Situation",
+           "find_situations", "situation_id", "situation_label", "store_situations"]
 
 MIN_SUPPORT = 10
 """Graded conversations needed in the latest period before new, persistent or fixed."""
 CELL_COINCIDE = 0.5
 """A cell stands for a situation when their common failing members are this share of the
 larger of the two."""
-SIBLING_SHARE = 0.5
-"""Share of a superset's remaining failing members (in the period it fails) a sibling of
-the situation inside it must hold to name the remainder."""
-READ_AXES = ("user_stance",)
-"""Axes whose value is *read* from free text by a classifier that is often wrong (the
-stance of the first ask), unlike the axes taken from the calls and their results: a
-group defined on such an axis shows as a core (the members read right) inside a parent
-cell whose rest (the members read otherwise) fails the same way."""
 WEIGHTS = {"new": 3.0, "persistent": 2.0, "uncertain": 1.0, "fixed": 0.5}
 """Priority weight of each status."""
 
@@ -248,87 +270,6 @@ def situation_id(label: str) -> str:
     return "s-" + hashlib.sha256(label.encode()).hexdigest()[:10]
 
 
-# --------------------------------------------------------------------------- status
-
-
-@dataclass(frozen=True)
-class PeriodNames:
-    """Names of the two compared periods, as a reason sentence says them."""
-
-    latest: str
-    """``v2`` or ``the later half``."""
-    previous: str
-    """``v1`` or ``the earlier half``."""
-
-
-def _pct(failed: int, graded: int) -> str:
-    return f"{failed / graded:.0%} ({failed}/{graded})" if graded else "no graded conversations"
-
-
-def _p_text(p: float) -> str:
-    return "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
-
-
-@dataclass(frozen=True)
-class _Verdict:
-    status: str
-    reason: str
-    compared: str
-    p_value: float | None
-    difference: tuple[float, float] | None
-    low_support: bool
-    fails_now: bool
-
-
-def _verdict(counts: tuple[int, int, int, int], rest: tuple[int, int, int, int],
-             names: PeriodNames, min_support: int, alpha: float = ALPHA) -> _Verdict | None:
-    """The status of one situation; None when it fails in neither period (at ``alpha``)."""
-    g_now, f_now, g_before, f_before = counts
-    r_now_g, r_now_f, r_before_g, r_before_f = rest
-    now = above(f_now, g_now, r_now_f, r_now_g) < alpha
-    before = above(f_before, g_before, r_before_f, r_before_g) < alpha
-    if not now and not before:
-        return None
-    low = g_now < min_support
-    latest = f"{_pct(f_now, g_now)} in {names.latest}"
-    previous = f"{_pct(f_before, g_before)} in {names.previous}"
-    if g_now == 0:
-        return _Verdict("uncertain", f"no recent data: failed {previous} and has no graded "
-                        f"conversation in {names.latest}", "versions", None, None, True, False)
-    if now and g_before == 0:
-        p = fisher_exact(f_now, g_now - f_now, r_now_f, r_now_g - r_now_f)
-        difference = newcombe(f_now, g_now, r_now_f, r_now_g)
-        sentence = (f"fails {latest} vs {_pct(r_now_f, r_now_g)} for the rest of "
-                    f"{names.latest}, with no earlier data; {_p_text(p)}")
-        if low:
-            return _Verdict("uncertain", f"low support ({g_now} graded, fewer than "
-                            f"{min_support}): {sentence}", "baseline", p, difference, True, True)
-        return _Verdict("new", sentence, "baseline", p, difference, False, True)
-    p = fisher_exact(f_now, g_now - f_now, f_before, g_before - f_before)
-    difference = newcombe(f_now, g_now, f_before, g_before)
-    sentence = f"fails {latest} vs {previous}; {_p_text(p)}"
-    up = f_now * g_before > f_before * g_now
-    if now and before:
-        status = "persistent"
-    elif now:
-        status = "new" if p < alpha and up else "uncertain"
-        if status == "uncertain":
-            sentence += f"; the change is not significant ({_pct(r_before_f, r_before_g)} " \
-                f"for the rest of {names.previous})"
-    else:
-        status = "fixed" if p < alpha and not up else "uncertain"
-        if status == "uncertain":
-            sentence += "; the decrease is not significant"
-    if low:
-        sentence = f"low support ({g_now} graded in {names.latest}, fewer than " \
-            f"{min_support}): {sentence}"
-        status = "uncertain"
-    return _Verdict(status, sentence, "versions", p, difference, low, now)
-
-
-# --------------------------------------------------------------------------- the whole
-
-
 def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
                     exploration: float = 0.2,
                     min_support: int = MIN_SUPPORT) -> list[Situation]:
@@ -368,7 +309,8 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
                for _, other in kept):
             continue
         kept.append((item, mask))
-    judged_in_order = _widen(profiles, kept, totals, names, min_support)
+    judged_in_order = split_mixtures(profiles, widen(profiles, kept, totals, names, min_support),
+                                     totals, names, min_support)
     situations = []
     for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
         coordinates = profiles.named(item.coordinates)
@@ -406,164 +348,6 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
 
 
-_Judged = tuple[Found, np.ndarray, _Verdict, list[tuple[int, int]]]
-"""A situation as judged: what names it, its mask, its verdict, its judged counts."""
-
-
-def _judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
-               totals: Sequence[tuple[int, int]], names: PeriodNames,
-               min_support: int) -> list[_Judged]:
-    """Judge the collapsed situations, the smaller first (see *Supersets*, *Siblings*)."""
-    kept = list(kept)
-    # the smaller first: a larger one is judged without the members of those inside it
-    kept.sort(key=lambda pair: (int(profiles.n[pair[1]].sum()),
-                                profiles.named(pair[0].coordinates)))
-    failing = profiles.graded & profiles.failed
-
-    def judge(mask: np.ndarray, before: Sequence[np.ndarray]) -> tuple[
-            _Verdict | None, list[tuple[int, int]]]:
-        claimed = np.zeros(len(profiles.n), dtype=bool)
-        for other in before:
-            claimed |= other
-        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
-        judged = [profiles.counts(mask & ~claimed, p) for p in (LATEST, PREVIOUS)]
-        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
-                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
-        (g_now, f_now), (g_before, f_before) = judged
-        # what a superset has left after the situations inside it is a second look at
-        # conversations already explained: each such look is one more test (Bonferroni)
-        alpha = ALPHA / len(kept) if judged != counts else ALPHA
-        return _verdict((g_now, f_now, g_before, f_before), rest, names, min_support,
-                        alpha), judged
-
-    judged_in_order: list[tuple[Found, np.ndarray, _Verdict, list[tuple[int, int]]]] = []
-    for item, mask in kept:
-        verdict, judged = judge(mask, [m for _, m, _, _ in judged_in_order])
-        if verdict is None:
-            continue  # its excess is explained by the situations inside it
-        sibling = _sibling(profiles, item, mask, verdict,
-                           [(other, m) for other, m, _, _ in judged_in_order],
-                           {i for i, (_, _, v, _) in enumerate(judged_in_order)
-                            if v.status != verdict.status})
-        if sibling is not None:
-            sibling_mask = profiles.mask(sibling.coordinates)
-            sibling_verdict, sibling_judged = judge(
-                sibling_mask, [m for _, m, _, _ in judged_in_order])
-            if sibling_verdict is not None and sibling_verdict.status == verdict.status:
-                item, mask, verdict, judged = (sibling, sibling_mask, sibling_verdict,
-                                               sibling_judged)
-        # a situation inside it with the same status, whose failing members it holds, is
-        # a fragment of one group when its own rest fails the same way: it reports the group
-        parts = {i for i, (_, other, other_verdict, _) in enumerate(judged_in_order)
-                 if other_verdict.status == verdict.status
-                 and int(profiles.n[other & mask & failing].sum())
-                 >= COINCIDE * int(profiles.n[other & failing].sum())}
-        if parts:
-            remaining = [e for i, e in enumerate(judged_in_order) if i not in parts]
-            whole, whole_judged = judge(mask, [m for _, m, _, _ in remaining])
-            if whole is not None and whole.status == verdict.status:
-                judged_in_order, verdict, judged = remaining, whole, whole_judged
-        judged_in_order.append((item, mask, verdict, judged))
-    return judged_in_order
-
-
-def _widen(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
-           totals: Sequence[tuple[int, int]], names: PeriodNames,
-           min_support: int) -> list[_Judged]:
-    """The judged situations, those narrowed by a coordinate of a *read* axis
-    (:data:`READ_AXES`) widened to their parent cell when the rest of the parent fails the
-    same way (see *Read axes* in the module docstring)."""
-    read = {i for i, axis in enumerate(profiles.axes) if axis in READ_AXES}
-    current = list(kept)
-    judged = _judge_all(profiles, current, totals, names, min_support)
-
-    def narrowed(item: Found) -> bool:  # by exactly one read coordinate, with a parent
-        return len(item.coordinates) > 1 and \
-            sum(axis in read for axis, _ in item.coordinates) == 1
-
-    def key(item: Found) -> tuple[tuple[int, int], ...]:
-        return tuple(sorted(item.coordinates))
-
-    # one test per such situation (Bonferroni over them)
-    tests = max(1, sum(narrowed(item) for item, _, _, _ in judged))
-    tried: set[tuple[tuple[int, int], ...]] = set()
-    while True:
-        candidate = next(((item, mask, verdict) for item, mask, verdict, _ in judged
-                          if narrowed(item) and key(item) not in tried), None)
-        if candidate is None:
-            return judged
-        item, mask, verdict = candidate
-        tried.add(key(item))
-        parent_coordinates = tuple(c for c in item.coordinates if c[0] not in read)
-        axis = next(a for a, _ in item.coordinates if a in read)
-        parent = profiles.mask(parent_coordinates)
-        size = int(profiles.n[parent].sum())
-        claimed = np.zeros(len(profiles.n), dtype=bool)
-        siblings = set()
-        telling = False
-        for other, other_mask, other_verdict, _ in judged:
-            if key(other) == key(item) or int(profiles.n[other_mask].sum()) >= size:
-                continue  # itself, or judged after the parent (not taken out of it)
-            extra = set(other.coordinates) - set(parent_coordinates)
-            if len(other.coordinates) == len(item.coordinates) and len(extra) == 1 and \
-                    next(iter(extra))[0] == axis:
-                if other_verdict.status == verdict.status:
-                    siblings.add(key(other))  # the same group, read as another value
-                    continue
-                telling = True  # the axis tells two groups apart in this parent
-            claimed |= other_mask
-        if telling:
-            continue
-        rest = parent & ~mask & ~claimed
-        counts = [profiles.counts(rest, p) for p in (LATEST, PREVIOUS)]
-        away = [profiles.counts(parent, p) for p in (LATEST, PREVIOUS)]
-        outside = (totals[0][0] - away[0][0], totals[0][1] - away[0][1],
-                   totals[1][0] - away[1][0], totals[1][1] - away[1][1])
-        remainder = _verdict((*counts[0], *counts[1]), outside, names, min_support,
-                             ALPHA / tests)
-        if remainder is None or remainder.status != verdict.status:
-            continue
-        gone = {key(item), *siblings}
-        trial = [(other, other_mask) for other, other_mask in current
-                 if key(other) not in gone and key(other) != tuple(sorted(parent_coordinates))]
-        trial.append((Found(parent_coordinates, item.excess), parent))
-        rejudged = _judge_all(profiles, trial, totals, names, min_support)
-        if any(key(other) == tuple(sorted(parent_coordinates))
-               and other_verdict.status == verdict.status
-               for other, _, other_verdict, _ in rejudged):
-            current, judged = trial, rejudged
-
-
-def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: _Verdict,
-             inside: Sequence[tuple[Found, np.ndarray]], other_status: set[int]) -> Found | None:
-    """The group a superset's remainder holds, named by a sibling of a situation inside
-    it with another status (indexes ``other_status`` of ``inside``; see *Siblings* in the
-    module docstring), or None."""
-    mine = set(item.coordinates)
-    axes = {c[0] for i, (other, _) in enumerate(inside)
-            if i in other_status and mine < set(other.coordinates)
-            for c in set(other.coordinates) - mine if len(other.coordinates) == len(mine) + 1}
-    if not axes:
-        return None
-    claimed = np.zeros(len(profiles.n), dtype=bool)
-    for _, other_mask in inside:
-        claimed |= other_mask
-    period = LATEST if verdict.fails_now else PREVIOUS
-    rest = mask & ~claimed & profiles.graded & profiles.failed & (profiles.period == period)
-    failing = int(profiles.n[rest].sum())
-    taken = {tuple(sorted(other.coordinates)) for other, _ in inside}
-    best: tuple[int, tuple[tuple[int, int], ...]] | None = None
-    for axis in sorted(axes):
-        column = profiles.codes[:, axis]
-        f = np.bincount(column, weights=np.where(rest, profiles.n, 0),
-                        minlength=len(profiles.values))
-        for value in np.flatnonzero(f > SIBLING_SHARE * failing):
-            coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
-            if coordinates not in taken and (best is None or int(f[value]) > best[0]):
-                best = (int(f[value]), coordinates)
-    return None if best is None else Found(best[1], float(best[0]))
-
-
 def _cells(profiles: Profiles, combos: Sequence[Combo], mask: np.ndarray) -> tuple[str, ...]:
     """Labels of the cells whose failing members largely coincide with the situation's."""
     failing = np.where(profiles.graded & profiles.failed, profiles.n, 0)
@@ -579,50 +363,3 @@ def _cells(profiles: Profiles, combos: Sequence[Combo], mask: np.ndarray) -> tup
                 coordinates = profiles.named(decode(combo, int(combo.keys[index]), base))
                 found.append((-int(common[index]), situation_label(coordinates)))
     return tuple(label for _, label in sorted(found))
-
-
-_SITUATION_COLUMNS = (
-    "situation_id", "label", "coordinates", "latest_version", "previous_version",
-    "conversations", "graded_latest", "failed_latest", "graded_previous", "failed_previous",
-    "fail_rate_latest", "low_latest", "high_latest", "fail_rate_previous", "low_previous",
-    "high_previous", "baseline_latest", "baseline_previous", "diff_low", "diff_high",
-    "p_value", "compared", "status", "reason", "low_support", "priority", "budget_share",
-    "cells", "computed_unix_nano")
-
-
-def store_situations(cursor: duckdb.DuckDBPyConnection, situations: Sequence[Situation],
-                     latest: str | None, previous: str | None) -> None:
-    """Replace the situations and their members (inside the caller's transaction).
-
-    Members are every conversation matching all coordinates, with its period and outcome
-    (needs ``conversation_coordinates`` and ``conversation_periods``)."""
-    now = time.time_ns()
-    cursor.execute("DELETE FROM situation_members")
-    cursor.execute("DELETE FROM situations")
-    if not situations:
-        return
-    rows = []
-    for s in situations:
-        difference = s.difference or (None, None)
-        rows.append((
-            s.situation_id, s.label,
-            orjson.dumps([{"axis": a, "value": v} for a, v in s.coordinates]).decode(),
-            latest, previous, s.conversations, s.graded_latest, s.failed_latest,
-            s.graded_previous, s.failed_previous, s.fail_rate_latest, *s.interval_latest,
-            s.fail_rate_previous, *s.interval_previous, s.baseline_latest,
-            s.baseline_previous, *difference, s.p_value, s.compared, s.status, s.reason,
-            s.low_support, s.priority, s.budget_share, orjson.dumps(list(s.cells)).decode(),
-            now))
-    table = pa.Table.from_pylist([dict(zip(_SITUATION_COLUMNS, row, strict=True))
-                                  for row in rows])
-    coordinates = pa.Table.from_pylist([
-        {"situation_id": s.situation_id, "axis": a, "value": v, "size": len(s.coordinates)}
-        for s in situations for a, v in s.coordinates])
-    cursor.register("new_situations", table)
-    cursor.register("situation_coordinates", coordinates)
-    try:
-        cursor.execute(load_sql("processor", "insert_situations.sql"))
-        cursor.execute(load_sql("processor", "insert_situation_members.sql"))
-    finally:
-        cursor.unregister("new_situations")
-        cursor.unregister("situation_coordinates")

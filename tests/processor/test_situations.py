@@ -440,3 +440,72 @@ def test_the_coordinates_view_lists_the_axes_of_processor_axes(store: Store) -> 
         cursor.close()
     assert axes == set(AXES)
     assert rows == (2 * len(AXES),)
+
+
+def test_two_stance_groups_with_one_status_in_one_world_state_stay_two(store: Store) -> None:
+    # two groups new in v2 inside world_state=missing, one per stance (adversarial and
+    # hurried), the rest of the cell failing like everything else. Each is the other's
+    # sibling on the read axis with the same status: that is no evidence that the group
+    # extends to the rest of the cell, so neither is widened to world_state=missing
+    scenario = Scenario()
+    for version, seed in (("v1", 21), ("v2", 22)):
+        scenario.background(version, 1300, 0.1, seed, tool=("lookup", "refund", "update"),
+                            user_stance=("ordinary", "hurried", "adversarial", "unsure"))
+        scenario.background(version, 130, 0.1, seed + 10, tool=("lookup", "refund", "update"),
+                            world_state=("missing",), user_stance=("ordinary", "unsure"))
+    for stance in ("adversarial", "hurried"):
+        scenario.add("v1", 2, 34, user_stance=stance, world_state="missing", tool="update")
+        scenario.add("v2", 25, 11, user_stance=stance, world_state="missing", tool="update")
+    situations = _run(store, scenario)
+
+    assert "world_state=missing" not in situations
+    assert situations["user_stance=adversarial & world_state=missing"].status == "new"
+    assert situations["user_stance=hurried & world_state=missing"].status == "new"
+
+
+def test_two_tool_groups_with_one_status_in_one_condition_stay_two(store: Store) -> None:
+    # permission_denied holds two groups fixed in v2, one per tool, and other tools'
+    # denied calls that fail like everything else: neither group stands out from a rest
+    # of the cell that holds the other, but each does from the part neither holds
+    scenario = Scenario()
+    for version, seed in (("v1", 31), ("v2", 32)):
+        scenario.background(version, 1300, 0.1, seed, tool=("lookup", "refund", "update",
+                                                            "cancel", "pay"))
+        scenario.background(version, 60, 0.06, seed + 10, tool=("lookup", "update", "pay"),
+                            tool_condition=("permission_denied",))
+    for tool in ("refund", "cancel"):
+        scenario.add("v1", 20, 18, tool=tool, tool_condition="permission_denied")
+        scenario.add("v2", 1, 37, tool=tool, tool_condition="permission_denied")
+    situations = _run(store, scenario)
+
+    assert "tool_condition=permission_denied" not in situations
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"tool=cancel & tool_condition=permission_denied": "fixed",
+                       "tool=refund & tool_condition=permission_denied": "fixed"}
+
+
+def test_a_world_state_made_of_a_tool_group_and_a_stance_group_is_two(store: Store) -> None:
+    # already_acted_on is nearly all two groups new in v2: one on tool=cancel (any stance
+    # but unsure), one of unsure users on other tools. Both fail alike, so nothing in the
+    # cell stands out from the rest of it; but its failing members never have both
+    # coordinates, which elsewhere go together as often as chance says: two groups
+    scenario = Scenario()
+    tools = ("lookup", "refund", "update", "cancel")
+    for version, seed in (("v1", 41), ("v2", 42)):
+        scenario.background(version, 1400, 0.08, seed, tool=tools,
+                            user_stance=("ordinary", "hurried", "unsure"))
+        scenario.background(version, 8, 0.08, seed + 10, tool=("refund", "update"),
+                            world_state=("already_acted_on",), user_stance=("ordinary",))
+    for version, (failed, passed) in (("v1", (1, 18)), ("v2", (14, 5))):
+        for stance in ("ordinary", "hurried"):
+            scenario.add(version, failed, passed, tool="cancel",
+                         world_state="already_acted_on", user_stance=stance)
+        for tool in ("refund", "update"):
+            scenario.add(version, failed, passed, tool=tool, world_state="already_acted_on",
+                         user_stance="unsure")
+    situations = _run(store, scenario)
+
+    assert "world_state=already_acted_on" not in situations
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"tool=cancel & world_state=already_acted_on": "new",
+                       "user_stance=unsure & world_state=already_acted_on": "new"}

@@ -1,0 +1,204 @@
+"""Judging the situations found: supersets without what they hold, siblings, read axes.
+
+The rules (*Collapse*, *Supersets are judged without what they hold*, *Siblings*, *Read
+axes*) are documented in :mod:`processor.situations`; this module applies them to the
+situations discovery kept (:mod:`processor._discovery`), smallest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from processor._discovery import (
+    ALPHA,
+    COINCIDE,
+    LATEST,
+    PREVIOUS,
+    READ_AXES,
+    Found,
+    Profiles,
+    above,
+)
+from processor._verdicts import PeriodNames, Verdict, decide
+
+__all__ = ["READ_AXES", "SIBLING_SHARE", "Judged", "judge_all", "widen"]
+
+SIBLING_SHARE = 0.5
+"""Share of a superset's remaining failing members (in the period it fails) a sibling of
+the situation inside it must hold to name the remainder."""
+
+
+Judged = tuple[Found, np.ndarray, Verdict, list[tuple[int, int]]]
+"""A situation as judged: what names it, its mask, its verdict, its judged counts."""
+
+
+def judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """Judge the collapsed situations, the smaller first (see *Supersets*, *Siblings*)."""
+    kept = list(kept)
+    # the smaller first: a larger one is judged without the members of those inside it
+    kept.sort(key=lambda pair: (int(profiles.n[pair[1]].sum()),
+                                profiles.named(pair[0].coordinates)))
+    failing = profiles.graded & profiles.failed
+
+    def judge(mask: np.ndarray, before: Sequence[np.ndarray]) -> tuple[
+            Verdict | None, list[tuple[int, int]]]:
+        claimed = np.zeros(len(profiles.n), dtype=bool)
+        for other in before:
+            claimed |= other
+        counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
+        judged = [profiles.counts(mask & ~claimed, p) for p in (LATEST, PREVIOUS)]
+        rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
+                totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
+        (g_now, f_now), (g_before, f_before) = judged
+        # what a superset has left after the situations inside it is a second look at
+        # conversations already explained: each such look is one more test (Bonferroni)
+        alpha = ALPHA / len(kept) if judged != counts else ALPHA
+        return decide((g_now, f_now, g_before, f_before), rest, names, min_support,
+                        alpha), judged
+
+    judged_in_order: list[tuple[Found, np.ndarray, Verdict, list[tuple[int, int]]]] = []
+    for item, mask in kept:
+        verdict, judged = judge(mask, [m for _, m, _, _ in judged_in_order])
+        if verdict is None:
+            continue  # its excess is explained by the situations inside it
+        sibling = _sibling(profiles, item, mask, verdict,
+                           [(other, m) for other, m, _, _ in judged_in_order],
+                           {i for i, (_, _, v, _) in enumerate(judged_in_order)
+                            if v.status != verdict.status})
+        if sibling is not None:
+            sibling_mask = profiles.mask(sibling.coordinates)
+            sibling_verdict, sibling_judged = judge(
+                sibling_mask, [m for _, m, _, _ in judged_in_order])
+            if sibling_verdict is not None and sibling_verdict.status == verdict.status:
+                item, mask, verdict, judged = (sibling, sibling_mask, sibling_verdict,
+                                               sibling_judged)
+        # a situation inside it with the same status, whose failing members it holds, is
+        # a fragment of one group when its own rest fails the same way: it reports the group
+        parts = {i for i, (_, other, other_verdict, _) in enumerate(judged_in_order)
+                 if other_verdict.status == verdict.status
+                 and int(profiles.n[other & mask & failing].sum())
+                 >= COINCIDE * int(profiles.n[other & failing].sum())}
+        if parts:
+            remaining = [e for i, e in enumerate(judged_in_order) if i not in parts]
+            whole, whole_judged = judge(mask, [m for _, m, _, _ in remaining])
+            if whole is not None and whole.status == verdict.status:
+                judged_in_order, verdict, judged = remaining, whole, whole_judged
+        judged_in_order.append((item, mask, verdict, judged))
+    return judged_in_order
+
+
+def widen(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
+           totals: Sequence[tuple[int, int]], names: PeriodNames,
+           min_support: int) -> list[Judged]:
+    """The judged situations, those narrowed by a coordinate of a *read* axis
+    (:data:`READ_AXES`) widened to their parent cell when the rest of the parent fails the
+    same way (see *Read axes* in :mod:`processor.situations`)."""
+    read = {i for i, axis in enumerate(profiles.axes) if axis in READ_AXES}
+    current = list(kept)
+    judged = judge_all(profiles, current, totals, names, min_support)
+
+    def narrowed(item: Found) -> bool:  # by exactly one read coordinate, with a parent
+        return len(item.coordinates) > 1 and \
+            sum(axis in read for axis, _ in item.coordinates) == 1
+
+    def key(item: Found) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted(item.coordinates))
+
+    # one test per such situation (Bonferroni over them)
+    tests = max(1, sum(narrowed(item) for item, _, _, _ in judged))
+    tried: set[tuple[tuple[int, int], ...]] = set()
+    while True:
+        candidate = next(((item, mask, verdict) for item, mask, verdict, _ in judged
+                          if narrowed(item) and key(item) not in tried), None)
+        if candidate is None:
+            return judged
+        item, mask, verdict = candidate
+        tried.add(key(item))
+        parent_coordinates = tuple(c for c in item.coordinates if c[0] not in read)
+        axis = next(a for a, _ in item.coordinates if a in read)
+        parent = profiles.mask(parent_coordinates)
+        size = int(profiles.n[parent].sum())
+        claimed = np.zeros(len(profiles.n), dtype=bool)
+        siblings = set()
+        telling = False
+        for other, other_mask, other_verdict, _ in judged:
+            if key(other) == key(item) or int(profiles.n[other_mask].sum()) >= size:
+                continue  # itself, or judged after the parent (not taken out of it)
+            extra = set(other.coordinates) - set(parent_coordinates)
+            if len(other.coordinates) == len(item.coordinates) and len(extra) == 1 and \
+                    next(iter(extra))[0] == axis:
+                if other_verdict.status == verdict.status:
+                    # it goes if the parent is taken. Failing significantly less than the
+                    # situation, it is the group diluted by that value's other members
+                    # (members read as another value): evidence that the group extends, it
+                    # stays in the rest. Failing as much, it may be a second group: no
+                    # such evidence, left out of the rest
+                    siblings.add(key(other))
+                    if _diluted(profiles, mask, other_mask, verdict):
+                        continue
+                else:
+                    telling = True  # the axis tells two groups apart in this parent
+            claimed |= other_mask
+        if telling:
+            continue
+        rest = parent & ~mask & ~claimed
+        counts = [profiles.counts(rest, p) for p in (LATEST, PREVIOUS)]
+        away = [profiles.counts(parent, p) for p in (LATEST, PREVIOUS)]
+        outside = (totals[0][0] - away[0][0], totals[0][1] - away[0][1],
+                   totals[1][0] - away[1][0], totals[1][1] - away[1][1])
+        remainder = decide((*counts[0], *counts[1]), outside, names, min_support,
+                             ALPHA / tests)
+        if remainder is None or remainder.status != verdict.status:
+            continue
+        gone = {key(item), *siblings}
+        trial = [(other, other_mask) for other, other_mask in current
+                 if key(other) not in gone and key(other) != tuple(sorted(parent_coordinates))]
+        trial.append((Found(parent_coordinates, item.excess), parent))
+        rejudged = judge_all(profiles, trial, totals, names, min_support)
+        if any(key(other) == tuple(sorted(parent_coordinates))
+               and other_verdict.status == verdict.status
+               for other, _, other_verdict, _ in rejudged):
+            current, judged = trial, rejudged
+
+
+def _diluted(profiles: Profiles, mask: np.ndarray, other: np.ndarray, verdict: Verdict) -> bool:
+    """Whether ``other`` fails significantly less than ``mask`` (Fisher p < ``ALPHA``) in
+    the period deciding ``verdict`` (the latest if it fails now, else the previous)."""
+    period = LATEST if verdict.fails_now else PREVIOUS
+    g, f = profiles.counts(mask, period)
+    other_g, other_f = profiles.counts(other, period)
+    return above(f, g, other_f, other_g) < ALPHA
+
+
+def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+             inside: Sequence[tuple[Found, np.ndarray]], other_status: set[int]) -> Found | None:
+    """The group a superset's remainder holds, named by a sibling of a situation inside
+    it with another status (indexes ``other_status`` of ``inside``; see *Siblings* in the
+    :mod:`processor.situations`), or None."""
+    mine = set(item.coordinates)
+    axes = {c[0] for i, (other, _) in enumerate(inside)
+            if i in other_status and mine < set(other.coordinates)
+            for c in set(other.coordinates) - mine if len(other.coordinates) == len(mine) + 1}
+    if not axes:
+        return None
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask in inside:
+        claimed |= other_mask
+    period = LATEST if verdict.fails_now else PREVIOUS
+    rest = mask & ~claimed & profiles.graded & profiles.failed & (profiles.period == period)
+    failing = int(profiles.n[rest].sum())
+    taken = {tuple(sorted(other.coordinates)) for other, _ in inside}
+    best: tuple[int, tuple[tuple[int, int], ...]] | None = None
+    for axis in sorted(axes):
+        column = profiles.codes[:, axis]
+        f = np.bincount(column, weights=np.where(rest, profiles.n, 0),
+                        minlength=len(profiles.values))
+        for value in np.flatnonzero(f > SIBLING_SHARE * failing):
+            coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
+            if coordinates not in taken and (best is None or int(f[value]) > best[0]):
+                best = (int(f[value]), coordinates)
+    return None if best is None else Found(best[1], float(best[0]))

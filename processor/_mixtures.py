@@ -1,0 +1,136 @@
+"""Splitting a judged situation that is a mixture of two groups on two axes.
+
+The rule (*Mixtures* in :mod:`processor.situations`): a situation whose failing members,
+in the period that decides its status, are (nearly) the disjoint union of two narrower
+cells on two different axes is two situations, when each of the two, judged with the
+others, has its status; one of the two axes is read from the person, the other from the
+calls (:data:`PERSON_AXES`). Disjoint is a test of *local independence*, as in latent class
+analysis: within one group, which value of one axis a member has says nothing about the
+value of another, so the two cells' failing members overlap about as much as their shares
+predict; far fewer in both (Fisher p < ``REFINE_ALPHA``) says the cell holds two
+populations, unless the two values exclude each other everywhere (outside the cell they
+must go together at least ``1 / RATIO`` as often as independence predicts in every cell
+one coordinate wider than it, outside it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from processor._discovery import (
+    COINCIDE,
+    LATEST,
+    MIN_FAILED,
+    NAMING_SHARE,
+    PREVIOUS,
+    RATIO,
+    REFINE_ALPHA,
+    Found,
+    Profiles,
+    axis_order,
+)
+from processor._judging import Judged, judge_all
+from processor._verdicts import PeriodNames, Verdict
+from processor.stats import fisher_exact
+
+__all__ = ["PERSON_AXES", "split_mixtures"]
+
+PERSON_AXES = ("user_stance", "history")
+"""Axes read from the person (what they said, what happened to them before); the others
+are read from the calls and their answers. Local independence is only expected between
+two axes measured apart: the axes of one call are tied by construction (a tool answers
+"already" in its own way, so ``tool`` and ``tool_condition`` exclude each other inside
+``world_state=already_acted_on`` without holding two groups), so the two coordinates of a
+mixture are one of each kind."""
+
+
+def _key(item: Found) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(item.coordinates))
+
+
+def split_mixtures(profiles: Profiles, judged: Sequence[Judged],
+                   totals: Sequence[tuple[int, int]], names: PeriodNames,
+                   min_support: int) -> list[Judged]:
+    """The judged situations, each mixture of two groups replaced by the two (see the
+    module docstring), judged again with the others."""
+    current = list(judged)
+    tried: set[tuple[tuple[int, int], ...]] = set()
+    while True:
+        for item, mask, verdict, _ in current:
+            if _key(item) in tried or len(item.coordinates) >= 3:
+                continue
+            tried.add(_key(item))
+            parts = _parts(profiles, item, mask, verdict)
+            if parts is None:
+                continue
+            present = {_key(other) for other, _, _, _ in current}
+            kept = [(other, other_mask) for other, other_mask, _, _ in current
+                    if _key(other) != _key(item)]
+            kept += [(part, profiles.mask(part.coordinates)) for part in parts
+                     if _key(part) not in present]
+            rejudged = judge_all(profiles, kept, totals, names, min_support)
+            statuses = {_key(other): v.status for other, _, v, _ in rejudged}
+            if all(statuses.get(_key(part)) == verdict.status for part in parts):
+                current = rejudged
+                break
+        else:
+            return current
+
+
+def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
+           verdict: Verdict) -> tuple[Found, Found] | None:
+    """The two cells, one coordinate narrower on two different axes, whose failing members
+    make up the situation's as two groups, or None."""
+    period = LATEST if verdict.fails_now else PREVIOUS
+    graded = profiles.graded & (profiles.period == period)
+    cell, out = graded & mask, graded & ~mask
+    failing = cell & profiles.failed
+
+    def size(keep: np.ndarray) -> int:
+        return int(profiles.n[keep].sum())
+
+    g_out = size(out)
+    rate = size(out & profiles.failed) / g_out if g_out else 0.0
+    total = size(failing)
+    excess = total - size(cell) * rate
+    if excess <= 0:
+        return None
+    used = {axis for axis, _ in item.coordinates}
+    person = [axis in PERSON_AXES for axis in profiles.axes]
+    # next to the cell: the cells one coordinate wider, without it (the rest of the period
+    # for a single coordinate)
+    neighbours = [out & profiles.mask([c for c in item.coordinates if c != coordinate])
+                  for coordinate in item.coordinates]
+    candidates: list[tuple[int, int, np.ndarray]] = []
+    for axis in axis_order(profiles):
+        if axis in used:
+            continue
+        column = profiles.codes[:, axis]
+        for value in np.unique(column[cell]):
+            child = column == value
+            f, g = size(failing & child), size(cell & child)
+            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess:
+                candidates.append((axis, int(value), child))
+    best: tuple[int, tuple[Found, Found]] | None = None
+    for i, (axis_a, value_a, child_a) in enumerate(candidates):
+        for axis_b, value_b, child_b in candidates[i + 1:]:
+            if person[axis_a] == person[axis_b]:
+                continue  # the same axis, or two axes measured together
+            f_a, f_b = size(failing & child_a), size(failing & child_b)
+            f_ab = size(failing & child_a & child_b)
+            union = f_a + f_b - f_ab
+            if union < COINCIDE * total or f_ab * total >= f_a * f_b:
+                continue
+            if fisher_exact(f_ab, f_a - f_ab, f_b - f_ab, total - union) >= REFINE_ALPHA:
+                continue
+            # the two values go together next to the cell: not exclusive by construction
+            if any(size(near & child_a & child_b) * size(near) * RATIO
+                   < size(near & child_a) * size(near & child_b) for near in neighbours):
+                continue
+            pair = (Found((*item.coordinates, (axis_a, value_a)), float(f_a)),
+                    Found((*item.coordinates, (axis_b, value_b)), float(f_b)))
+            if best is None or union > best[0]:
+                best = (union, pair)
+    return None if best is None else best[1]
