@@ -78,6 +78,17 @@ def mark_refused(payload: bytes, count: int) -> bytes:
     return _REFUSED_KEY + bytes(value) + payload
 
 
+def without_refused(payload: bytes) -> bytes:
+    """``payload`` without a leading count of left-out items: a client's bytes may not
+    carry one (only :func:`mark_refused` on a request the collector encoded itself)."""
+    if not refused_before(payload):
+        return payload
+    end = len(_REFUSED_KEY)
+    while payload[end] >= 0x80:
+        end += 1
+    return payload[end + 1:]
+
+
 def refused_before(payload: bytes) -> int:
     """The items left out before ``payload`` was encoded (see :data:`REFUSED_FIELD`)."""
     if not payload.startswith(_REFUSED_KEY):

@@ -283,7 +283,7 @@ def _dead_letters_discard(args: argparse.Namespace, settings: Settings) -> int:
     try:
         index = read_dead_letters(folder)
         if index.letters or index.damaged_lines:
-            keep_only(index, [])
+            keep_only(index, [], drop_damaged=True)
     finally:
         store.close()
     size = sum(letter.payload_bytes or 0 for letter in index.letters)

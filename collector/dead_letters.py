@@ -227,11 +227,14 @@ def read_dead_letters(folder: Path) -> DeadLetterIndex:
     return DeadLetterIndex(folder, tuple(letters.values()), damaged)
 
 
-def keep_only(index: DeadLetterIndex, kept: list[DeadLetter]) -> None:
+def keep_only(index: DeadLetterIndex, kept: list[DeadLetter], *,
+              drop_damaged: bool = False) -> None:
     """Leave only ``kept`` (letters of ``index``, possibly with new reasons) in the folder.
 
     Only while nothing else writes the dead-letter files (the caller holds the store, so
-    no collector runs on this spool). Crash-safe: see the module docstring.
+    no collector runs on this spool). Crash-safe: see the module docstring. Records files
+    stay when the index had damaged lines, unless ``drop_damaged`` (a discard): their
+    requests may be in them, and a damaged line is no reason to lose acknowledged bytes.
     """
     folder = index.folder
     fresh = None
@@ -256,6 +259,9 @@ def keep_only(index: DeadLetterIndex, kept: list[DeadLetter]) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         _replace(folder / INDEX, b"".join(letter.line() + b"\n" for letter in moved))
+    if index.damaged_lines and not drop_damaged:
+        _fsync_folder(folder)
+        return
     # no line names these any more (a crash before this point leaves them for next time)
     for path in folder.glob("dead-letter*.records"):
         if path.name != fresh:

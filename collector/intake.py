@@ -15,7 +15,13 @@ import re
 import time
 from concurrent.futures import Future
 
-from collector.checks import NOTHING_REFUSED, RequestCheck, Signal, check_request
+from collector.checks import (
+    NOTHING_REFUSED,
+    RequestCheck,
+    Signal,
+    check_request,
+    without_refused,
+)
 from collector.errors import Backpressure, InvalidRequest, WriteFailed
 from collector.metrics import Metrics
 from collector.spool import SpooledRequest
@@ -95,6 +101,8 @@ class Intake:
     def _start(self, signal: Signal, payload: bytes, transport: str, peer: str,
                refused: RequestCheck) -> Future[WriteResult]:
         received_at = time.time_ns()
+        if not refused.received:  # the client's own bytes: a count there is not ours
+            payload = without_refused(payload)
         try:
             self._writer.admit(len(payload))
         except Backpressure:

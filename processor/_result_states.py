@@ -193,9 +193,15 @@ _POLICY_HINTS = ("within", "than", "hour", "day", "week", "refundable", "eligibl
 _VETO = re.compile(
     r"insufficient|not enough|\bexceed|\blimit\b|permission|not authori[sz]ed|unauthori[sz]ed|"
     r"forbidden|access (?:is )?denied|not found|does ?n[o']t exist|no such\b|"
-    r"could ?n[o']t (?:be )?find|cannot find|can'?t find|unable to (?:find|locate)", re.I)
+    r"could ?n[o']t (?:be )?find|cannot find|can'?t find|unable to (?:find|locate)|"
+    # the plumbing's state, not a record's: "the socket was closed", "file is closed"
+    r"\b(?:connection|socket|stream|pipe|channel|websocket|tcp|tls|ssl|file handle|"
+    r"file descriptor)s?\b|\bfile (?:is|was|has been) closed|"
+    r"\b(?:read|write) (?:from|to)? ?(?:a |the )?closed", re.I)
 _VETO_HINTS = ("insufficient", "enough", "exceed", "limit", "permission", "authori",
-               "forbidden", "denied", "found", "exist", "no such", "find", "locate")
+               "forbidden", "denied", "found", "exist", "no such", "find", "locate",
+               "connection", "socket", "stream", "pipe", "channel", "tcp", "tls", "ssl",
+               "file", "closed")
 _WORD = re.compile(r"[a-z][a-z'_-]*")
 _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 

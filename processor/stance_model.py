@@ -202,7 +202,12 @@ def _label_builtin(missing: Sequence[tuple[Any, ...]]) -> tuple[list[_Answer], s
     model, why = load_builtin_model()
     if model is None:
         return [], why
-    labels = model.label([str(row[1]) for row in missing])
+    try:
+        labels = model.label([str(row[1]) for row in missing])
+    except Exception as exc:  # the run degrades, as with a failing chat model
+        return [], (f"the built-in stance model failed ({type(exc).__name__}: {exc}); the "
+                    "pattern stances stay; reinstall the embed extra or rebuild the head "
+                    "with bench/train_stance_head.py")
     return [_Answer(str(row[0]), str(row[2]), found.label, found.answer, found.pattern)
             for row, found in zip(missing, labels, strict=True)], None
 

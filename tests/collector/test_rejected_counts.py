@@ -159,3 +159,25 @@ def test_a_refusal_count_is_only_read_where_the_json_intake_puts_it() -> None:
     logs.resource_logs.add().scope_logs.add().log_records.add(time_unix_nano=1)
     batch = decode("logs", mark_refused(logs.SerializeToString(), 3), 1)
     assert (batch.received, batch.rejected, batch.rows.num_rows) == (4, 3, 1)
+
+
+@pytest.mark.parametrize("transport", ["grpc", "http-protobuf"])
+def test_a_client_cannot_forge_the_refusal_count(collector_server: RunningCollector,
+                                                 transport: str) -> None:
+    """A protobuf body that starts with the collector's own count field (a client copying
+    it, or a hostile one) is stored as its items say: the count is dropped at intake."""
+    body = mark_refused(trace_request([genai_span("good")]).SerializeToString(), 60_000_000)
+    if transport == "grpc":
+        with grpc.insecure_channel(collector_server.grpc_endpoint) as channel:
+            answer = ExportTraceServiceResponse.FromString(channel.unary_unary(TRACES)(
+                body, timeout=30))
+        assert answer.partial_success.rejected_spans == 0
+    else:
+        response = httpx.post(f"{collector_server.http_endpoint}/v1/traces", content=body,
+                              headers={"content-type": "application/x-protobuf"}, timeout=30)
+        assert response.status_code == 200, response.text
+    assert _counted(collector_server) == (0, 0)
+    commits = collector_server.query(
+        "SELECT sum(received_items), sum(rejected_items), sum(stored_items) "
+        "FROM collector_commits")
+    assert commits == [(1, 0, 1)]

@@ -921,3 +921,16 @@ def test_state_refusals_use_the_declared_values() -> None:
     assert {reading.fault for reading in readings} - {None} <= set(FAULTS)
     worlds = {reading.world_state for reading in readings}
     assert worlds == {None, "missing", "already_acted_on", "partially_completed"}
+
+
+@pytest.mark.parametrize("text", [
+    "Could not connect: the socket was closed",
+    "Error: cannot write, the connection was closed",
+    "Cannot read file: file is closed",
+    "Error: stream closed, cannot send the request",
+    "Unable to complete the call: the channel has been closed",
+])
+def test_closed_plumbing_is_not_a_record_already_acted_on(text: str) -> None:
+    reading = read_result(text, tool="update_ticket")
+    assert reading.world_state is None
+    assert reading.condition != "success"
