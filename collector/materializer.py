@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from collector.dead_letters import DeadLetters
 from collector.decode import DecodedBatch, decode, decode_chunks
-from collector.insert import MAX_STATEMENT_BYTES, SIGNALS, insert_rows, insert_statement
+from collector.insert import SIGNALS, insert_rows, insert_statement
 from collector.metrics import Metrics
 from collector.spool import Spool, SpoolEntry
 from tracemill.store import Store, load_sql
@@ -325,11 +325,8 @@ class Materializer:
                 sequence: int) -> dict[str, tuple[int, int]]:
         """Insert the batches and move the cursor to ``end``, in one transaction.
 
-        Rows go in as soon as about MAX_STATEMENT_BYTES of them (or max_commit_items)
-        wait, so the Arrow rows held here stay small whatever max_commit_items is: a
-        transaction of one DuckDB row group (122,880 rows), written straight to the file
-        instead of the write-ahead log, holds ~12 MiB of Arrow, not ~400 MiB. Each
-        statement's anti-join sees the rows of the ones before in the transaction.
+        Rows go in as slices of at most max_commit_items, so a group with one huge
+        request holds one slice in memory, not the request's rows.
         """
         tallies = {signal: _Tally() for signal in self._statements}
         waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._statements}
@@ -338,10 +335,8 @@ class Materializer:
             for batch in batches:
                 tally = tallies[batch.signal]
                 tally.add(batch)
-                rows = waiting[batch.signal]
-                rows.append(batch.rows)
-                if (sum(table.num_rows for table in rows) >= self._max_items
-                        or sum(table.nbytes for table in rows) >= MAX_STATEMENT_BYTES):
+                waiting[batch.signal].append(batch.rows)
+                if sum(table.num_rows for table in waiting[batch.signal]) >= self._max_items:
                     tally.inserted += self._insert_rows(cursor, batch.signal,
                                                         waiting[batch.signal], sequence)
                     waiting[batch.signal] = []
