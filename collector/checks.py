@@ -70,12 +70,7 @@ def mark_refused(payload: bytes, count: int) -> bytes:
     """``payload`` carrying the count of items left out before it was encoded."""
     if count <= 0:
         return payload
-    value = bytearray()
-    while count >= 0x80:
-        value.append(count & 0x7F | 0x80)
-        count >>= 7
-    value.append(count)
-    return _REFUSED_KEY + bytes(value) + payload
+    return _REFUSED_KEY + _varint_bytes(count) + payload
 
 
 def without_refused(payload: bytes) -> bytes:
@@ -358,7 +353,8 @@ class _Kind:
     """The InvalidRequest message for a fault."""
 
 
-def _length(value: int) -> bytes:
+def _varint_bytes(value: int) -> bytes:
+    """``value`` as a protobuf varint (a length prefix, a count)."""
     out = bytearray()
     while value >= 0x80:
         out.append(value & 0x7F | 0x80)
@@ -384,7 +380,7 @@ class _Level:
         size = sum(len(part) for part in parts)
         headers: list[bytes] = []
         for key in (_ITEM_KEY, _ITEM_KEY, _RESOURCE_KEY)[3 - level:]:
-            header = bytes((key,)) + _length(size)
+            header = bytes((key,)) + _varint_bytes(size)
             headers.append(header)
             size += len(header)
         try:
