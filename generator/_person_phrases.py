@@ -136,6 +136,19 @@ ALREADY_DONE = ("Oh, so it was already done? Okay then, thanks for checking.",
                 "Oh, it was already sorted? Okay, bye then.")
 """When the world says the thing was already done: the person takes it and goes (no
 delight: nothing was done for them)."""
+BLOCKED_ASK = ("Oh. Is there anything else you can do for me instead?",
+               "I see. What are my options then?",
+               "Hm, okay. Is there some other way to sort this out?")
+"""When the world refused the goal for the record's state or a rule (a delivered order
+cannot be cancelled) and the person, polite and patient enough, asks for an alternative."""
+BLOCKED_ESCALATE = ("That's not good enough. I want to talk to someone who can do it.",
+                    "Then put me through to a supervisor, please.",
+                    "I'm not accepting that. Who else can I speak to?")
+"""The same refusal met by a person whose stance or tone pushes back: they escalate."""
+BLOCKED_ACCEPT = ("Okay, I understand. Thanks for explaining.",
+                  "Fine, if it can't be done, it can't. Bye.",
+                  "Alright, I see. Thanks anyway.")
+"""The refusal accepted: the person ends the talk without thanks for anything done."""
 NOT_DONE = {
     "none": ("Did you actually do it? Nothing has changed on my side.",
              "Are you sure? I don't see that anything was done."),

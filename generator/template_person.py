@@ -12,8 +12,13 @@ the agent turn by turn, and is deterministic for the rollout's seed. Replies, in
    from the agent's words alone: when the asked tool succeeded, a sentence claiming the
    thing is done (for a question, an informative answer) ends the conversation with
    thanks (``done``); when a result says it was already done and the agent says so, the
-   person takes it without delight and goes; a handoff to a human ends it with "I'll
-   wait"; a claim of success that the world contradicts (never called, failed, partly
+   person takes it without delight and goes; when a result refuses it because the
+   record is in another state or a rule forbids it ("delivered, not pending: cannot be
+   cancelled") and the agent passes that on, the person reacts as blocked, by persona:
+   asks for an alternative, pushes back and asks for someone else, or accepts it (then
+   ends; a pushed-back refusal repeated makes them leave; an alternative action that
+   went through ends it with thanks); a handoff to a human ends it with "I'll wait"; a
+   claim of success that the world contradicts (never called, failed, refused, partly
    done) gets "Are you sure? ..." and costs patience;
 4. a confirmation question gets "yes"; a question naming a fact the person holds (its
    key's words, a few synonyms, or id-ish words such as "number", also in a bulleted list
@@ -48,7 +53,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from generator import _person_phrases as P
-from generator._conduct_words import claims_success
+from generator._conduct_words import claims_success, failure_of
 from generator._world_values import is_id_like, tool_kind
 from generator.person import (
     PersonSession,
@@ -61,6 +66,7 @@ from generator.person import (
     spoken_fact,
 )
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
+from processor.results import read_result
 
 _SLOT = "\x00"  # fact values ride through the texture transforms as \x00<n>\x00
 _CLIP = re.compile(P.CLIPPED_WORDS, re.I)
@@ -93,6 +99,11 @@ _UNHELPFUL = re.compile(r"\b(sorry|apolog\w*|unfortunately|unable|can't|cannot|c
 _WHAT_FOR = re.compile(r"\bwhat (?:would|do) you (?:like|want|need) (?:me )?to do\b|\bwhat "
                        r"(?:can|should|shall) i do (?:for you|with it)\b|\bhow (?:can|may) i "
                        r"help\b|\bwhat (?:do|would) you (?:like|want) done\b")
+# the agent passes on a refusal: "it cannot be cancelled", "unfortunately it is delivered"
+_REFUSAL_TALK = re.compile(r"\b(can't|cannot|can not|couldn't|could not|unable|not able|"
+                           r"not possible|isn't possible|no longer|won't be able|not "
+                           r"eligible|(?:doesn't|does not|isn't|is not) allow\w*|not allowed|"
+                           r"unfortunately|sorry|already)\b")
 _IDISH = re.compile(r"\b(id|number|reference|identifier|account|details|confirmation|code)\b")
 # a detail the question names: asked for one the person does not hold, they give no other
 _OTHER_DETAIL = re.compile(r"\b(phone|mobile|e-?mail|address|name|birth|zip|postcode|postal|"
@@ -132,6 +143,7 @@ class TemplateSession:
         self._correct_pending = self._history == "contradicts_earlier"
         self._last_agent = ""
         self._read_only = plan.goal.tool is None or tool_kind(plan.goal.tool) == "read"
+        self._refusals = 0  # times the agent passed on a refusal of the goal (blocked)
 
     async def opening(self) -> PersonTurn:
         rng, persona = self._rng, self._persona
@@ -212,9 +224,16 @@ class TemplateSession:
         if progress == "already" and (claims_done or "already" in low):
             pieces.append(_Piece(rng.choice(P.ALREADY_DONE)))
             return self._turn(pieces, values, done=True)
+        if progress == "blocked":
+            if claims_done and _acted_since_refusal(self._goal.tool, transcript):
+                pieces.append(_Piece(rng.choice(P.THANKS.get(tone, ("Thanks.",)))))
+                return self._turn(pieces, values, done=True)  # the alternative went through
+            if not claims_done and _REFUSAL_TALK.search(low) and not _CONFIRM.search(low):
+                return self._blocked(pieces, values)
         if claims_done and not self._read_only:
             # the agent says it is done, the world says otherwise: the person can tell
-            line = P.NOT_DONE[progress if progress in P.NOT_DONE else "none"]
+            line = P.NOT_DONE[progress if progress in P.NOT_DONE else
+                              "failed" if progress == "blocked" else "none"]
             return self._unhelpful(pieces, values, rng.choice(line))
         if _WHAT_FOR.search(low) and self._goal.tool is not None:
             return self._restate(pieces, values, slot)
@@ -306,6 +325,29 @@ class TemplateSession:
         pieces.append(_Piece(line))
         return self._turn(pieces, values)
 
+    def _blocked(self, pieces: list[_Piece], values: list[str]) -> PersonTurn:
+        """The agent says the goal cannot be had (the world refused it for the record's
+        state or a rule). The person reacts as their persona would: pushes back and asks
+        for someone else (an adversarial or frustrated stance, a frustrated or sarcastic
+        tone), asks for an alternative (polite, friendly or anxious, with patience to
+        spare), or accepts it. Told no a second time, the one who asked accepts and the
+        one who pushed back leaves. Never "it was already done": nothing was."""
+        rng, persona = self._rng, self._persona
+        pushes = self._stance in ("adversarial", "frustrated") or \
+            persona.tone in ("frustrated", "sarcastic")
+        asks = persona.tone in ("polite", "friendly", "anxious") and self._patience >= 2
+        self._refusals += 1
+        if self._refusals == 1 and (pushes or asks):
+            self._stalls = 0
+            pieces.append(_Piece(rng.choice(P.BLOCKED_ESCALATE if pushes else
+                                            P.BLOCKED_ASK)))
+            return self._turn(pieces, values)
+        if pushes:
+            pieces.append(_Piece(rng.choice(P.PARTINGS.get(persona.tone, ("Bye.",)))))
+            return self._turn(pieces, values, leaves=True)
+        pieces.append(_Piece(rng.choice(P.BLOCKED_ACCEPT)))
+        return self._turn(pieces, values, done=True)
+
     def _unhelpful(self, pieces: list[_Piece], values: list[str], line: str) -> PersonTurn:
         self._patience -= 1
         self._stalls += 1
@@ -386,6 +428,24 @@ def _personal(name: str) -> bool:
 
 def _squash(text: str) -> str:
     return re.sub(r"\W+", " ", text.lower()).strip()
+
+
+def _acted_since_refusal(goal_tool: str | None, transcript: Sequence[Message]) -> bool:
+    """Whether an action other than the refused goal's went through after the refusal
+    (the alternative the person agreed to: a return when the cancel was refused)."""
+    calls = {call.id: call.name for message in transcript if message.role == "assistant"
+             for call in message.tool_calls}
+    refused = False
+    for message in transcript:
+        if message.role != "tool":
+            continue
+        tool = calls.get(message.tool_call_id or "", message.name or "")
+        if tool == goal_tool:
+            refused = True
+        elif refused and tool and tool_kind(tool) != "read" and \
+                failure_of(read_result(message.content, tool=tool), tool) is None:
+            return True
+    return False
 
 
 def _claims(low: str, pattern: re.Pattern[str]) -> bool:

@@ -81,9 +81,16 @@ INTERESTING_KEYS = _OBJECT_KEYS | _FIELD_KEYS | frozenset(LIST_KEYS) | {"content
 class Verdict:
     """What the parts of one body say, gathered as it is read."""
 
-    __slots__ = ("code_world", "evidence", "failed", "fault", "success", "world")
+    __slots__ = ("code_world", "evidence", "failed", "fault", "informational", "lookup",
+                 "success", "world")
 
-    def __init__(self) -> None:
+    def __init__(self, *, informational: bool = False, lookup: bool = False) -> None:
+        self.informational = informational
+        """The answer of a tool that does not act (a lookup, a search, a policy page) or of
+        a tool not named: a rule it states is no refusal of the call
+        (:func:`processor._result_words.text_fault`)."""
+        self.lookup = lookup
+        """The tool is named and does not act: a state its answer reports is data."""
         self.failed = False
         self.success = False
         self.fault: str | None = None
@@ -193,10 +200,12 @@ def _read_message(text: str, verdict: Verdict, *, generic: bool) -> None:
     generic = generic or verdict.failed
     if len(text) > 2 * SHORT:
         text = text[: 2 * SHORT]
-    fault = text_fault(text, generic=generic)
+    informational, lookup = verdict.informational, verdict.lookup
+    fault = text_fault(text, generic=generic, informational=informational, lookup=lookup)
     if fault is not None and (generic or verdict.failed or not verdict.success):
         verdict.fail(fault, f"body message '{text[:60]}'")
-    verdict.see_world(text_world(text, failed=verdict.failed))
+    verdict.see_world(text_world(text, failed=verdict.failed, informational=informational,
+                                 lookup=lookup))
     if verdict.world is None and not verdict.failed and "partial" in text.lower() \
             and PARTIAL_WORDS.search(text):
         verdict.see_world("partially_completed")
@@ -344,8 +353,27 @@ def _read_object(body: dict[str, Any], verdict: Verdict) -> None:
     _read_fields(body, verdict, "", depth=0, inside_error=False)
 
 
+_RECORD_FIELDS = frozenset({
+    "error", "errors", "error_code", "errorCode", "error_message", "errorMessage",
+    "failure_code", "failure_message", "failure_reason", "decline_code", "refusalReason",
+    "success", "failed", "succeeded", "ok"})
+"""Members that, in a record a lookup returns, describe the record (a charge that failed,
+a job that errored), not the lookup."""
+
+
+def _is_record(body: dict[str, Any]) -> bool:
+    """A record: more than an envelope's keys, one of them an identifier."""
+    return not _is_envelope(body) and any(
+        key in ("id", "number", "object") or key.endswith(("_id", "Id", "ID"))
+        for key in body)
+
+
 def _read_markers(body: dict[str, Any], present: set[str], verdict: Verdict) -> None:
-    """Failure flags, error members, GraphQL user errors, stale and duplicate flags."""
+    """Failure flags, error members, GraphQL user errors, stale and duplicate flags (in a
+    record a lookup returned, its failure members are its data: a retrieved charge whose
+    ``failure_code`` is ``card_declined`` was read fine)."""
+    if verdict.lookup and present & _RECORD_FIELDS and _is_record(body):
+        present = present - _RECORD_FIELDS
     for key, failing in _FAIL_FLAGS:
         if key not in present:
             continue
@@ -360,10 +388,16 @@ def _read_markers(body: dict[str, Any], present: set[str], verdict: Verdict) -> 
         verdict.fail(None, "body message + documentation_url")
     if present & _ERROR_KEY_SET:
         for key in _ERROR_KEYS:
-            if key in body:
+            if key in present:
                 value = body[key]
                 if key == "error" and isinstance(value, bool):
                     continue  # read as a flag above
+                if isinstance(value, str) and len(value) <= 80 and \
+                        word(value)[1] == "permission_denied":
+                    refused = _refused_by_state(body)  # {"error": "not_allowed", "message":
+                    if refused is not None:  # "... is delivered, not pending: it cannot be
+                        verdict.fail(refused, f"body {key}={value[:60]}")  # cancelled."}
+                        continue
                 _read_error_member(value, verdict, key)
     data = body.get("data")
     if isinstance(data, dict):  # GraphQL mutations: {"data": {"orderCancel": {"userErrors": []}}}
@@ -405,10 +439,12 @@ def read_text(text: str, verdict: Verdict) -> None:
         return
     if len(text) > SHORT:
         return
-    fault = text_fault(text, generic=False)
+    informational, lookup = verdict.informational, verdict.lookup
+    fault = text_fault(text, generic=False, informational=informational, lookup=lookup)
     if fault is not None:
         verdict.fail(fault, f"text '{text[:60]}'")
-    verdict.see_world(text_world(text, failed=fault is not None))
+    verdict.see_world(text_world(text, failed=fault is not None, informational=informational,
+                                 lookup=lookup))
 
 
 def read_parsed(parsed: Any, verdict: Verdict) -> None:

@@ -52,6 +52,11 @@ None                     anything else; and always when the text also names insu
                          readings stay theirs
 =======================  =================================================================
 
+:func:`end_state` reads a refused answer the way the person who asked reads it: whether
+the state the action leaves already holds ("already cancelled" when cancelling: the goal
+is met by itself) or another state forbids it ("is delivered, not pending": the goal
+cannot be had). Both are ``already_acted_on`` for the failure map.
+
 A state named without a refusal ("Order #1 was cancelled") is a record's data, not a
 refusal; a denied state ("not pending") or a state called wrong counts without a refusal
 verb only when the text is already known to be a failure (``failed``). Each check starts
@@ -65,9 +70,10 @@ import re
 from functools import lru_cache
 from typing import Literal
 
-__all__ = ["Refusal", "state_refusal", "token_state"]
+__all__ = ["EndState", "Refusal", "end_state", "state_refusal", "token_state"]
 
 Refusal = Literal["already_acted_on", "partially_completed", "blocked", "policy"]
+EndState = Literal["reached", "passed"]
 
 # Participles of completed states: a record in one has been acted on for good (or moved
 # past the point where cancelling, refunding, editing ... is possible).
@@ -182,7 +188,8 @@ _NOT_STATE_CONTEXT = re.compile(r"\b(?:address|billing|shipping|oauth|us|provinc
 _POLICY = re.compile(
     r"\bwithin\s+(?:the\s+)?(?:first\s+|last\s+)?\d+\s*(?:-\s*)?(?:hours?|hrs?|h|days?|weeks?|"
     r"months?|minutes?|mins?)\b|\b(?:more|less|fewer) than\s+\d+\s*(?:hours?|days?|weeks?|"
-    r"months?|minutes?)\b|\b\d+\s*(?:-\s*)?(?:hours?|days?|weeks?)\s+(?:before|after|of|"
+    r"months?|minutes?)\b|\b(?:after|beyond|past|over)\s+\d+\s*(?:hours?|days?|weeks?|"
+    r"months?)\b|\b\d+\s*(?:-\s*)?(?:hours?|days?|weeks?)\s+(?:before|after|of|"
     r"prior|from|since)\b|\bnon-?refundable\b|\bnot eligible\b|\bineligible\b|"
     r"\b(?:return|refund|cancell?ation|change|exchange|grace|modification)\s+(?:window|"
     r"period)\b|\b(?:window|deadline) (?:has )?(?:passed|closed|expired)\b|"
@@ -420,3 +427,68 @@ def token_state(value: str) -> Refusal | None:
             part in _RECORD_NOUNS for part in parts[:-1])):
         return "partially_completed" if "partially" in parts else "already_acted_on"
     return None
+
+
+_ALREADY_STATE = re.compile(
+    r"\balready\s+(?:(?:been|be|being|is|was|were|are|marked|set|in|as|a|an|the|to)\s+)*"
+    r"(?P<state>[a-z]+)")
+# What an action that ends a standing state leaves: resuming a line leaves it active.
+_LEAVES_STANDING = {"active", "live", "enabled", "activated", "unlocked", "unblocked",
+                    "reactivated", "resumed", "restored"}
+
+
+def _reaches(state: str, done: str) -> bool:
+    """Whether a record in ``state`` is where the action that leaves ``done`` puts it."""
+    state_root, done_root = _root(state), _root(done)
+    if _same(state_root, done_root):
+        return True
+    return state in _LEAVES_STANDING and done_root.startswith(_STANDING["suspended"])
+
+
+def end_state(text: str, done: str | None) -> EndState | None:
+    """For a refused or "already" answer to an action that leaves a record ``done``
+    (``cancelled``, ``enabled``; None when unknown: then the action the text refuses, and
+    an "already ..." that refuses nothing is reached): ``reached`` when the text says the
+    record already is so ("already cancelled", ``already_cancelled``, "Status:
+    cancelled", "Roaming was already enabled", "already exists", "is already awaiting
+    payment"), ``passed`` when it names another state that forbids the action ("is
+    delivered, not pending: it cannot be cancelled", "has already shipped"), None when it
+    names no state the record is in ("non-pending order cannot be cancelled", "must be
+    active to suspend": only the state the action needed).
+
+    The processor reads both as ``already_acted_on`` (the record's state forbids the
+    action); the simulated person needs to tell them apart: the first means its goal
+    holds, the second that it cannot be had.
+    """
+    lowered = re.sub(r"[_-]+", " ", text.lower())
+    actions, spans = _actions(lowered)
+    targets = [done] if done is not None else [
+        action for action in actions if not _is_generic(action)]
+    reached = passed = False
+    if "already" in lowered:
+        for match in _ALREADY_STATE.finditer(lowered):
+            state = match.group("state")
+            if any(_reaches(state, target) for target in targets) or (
+                    done is None and not targets):  # "already X", nothing refused
+                reached = True
+            elif state in _COMPLETED or state in _OWN_KIND or state in _EXPIRED:
+                passed = True  # already shipped, when cancelling
+            else:
+                reached = True  # already exists, already awaiting payment, already has
+        if reached or passed:
+            return "reached" if reached else "passed"
+    named = _named_state(lowered, spans)
+    if named is None:
+        status = _STATUS_IS.search(lowered)  # "status: Active", "a status of succeeded"
+        if status is None or status.group("state") in _NOT_A_STATE:
+            return None
+        named = status.group("state"), False
+    state, partial = named
+    return "reached" if any(_reaches(state, target) for target in targets) and not partial \
+        else "passed"
+
+
+_STATUS_IS = re.compile(r"\b(?:status|state)\s*(?:[:=]\s*|is\s+|of\s+)(?:now\s+)?"
+                        r"(?P<state>[a-z]+)")
+_NOT_A_STATE = frozenset({"not", "invalid", "unknown", "the", "a", "an", "this", "that",
+                          "its", "your", "wrong", "incorrect", "none", "null", "required"})

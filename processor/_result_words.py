@@ -11,12 +11,13 @@ fault at all and the expressions are slow to run over text that cannot match.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from processor._result_states import Refusal, state_refusal
 
 __all__ = ["CONDITION_OF_FAULT", "ERROR_PREFIX", "HTTP_CODE_TEXT", "PARTIAL_WORDS", "RANK",
-           "REFUSAL_FAULT", "SHORT", "STALE_WORDS", "http_fault", "text_fault",
-           "text_world", "word"]
+           "REFUSAL_FAULT", "SHORT", "STALE_WORDS", "http_fault", "rule_statement",
+           "text_fault", "text_world", "word"]
 
 CONDITION_OF_FAULT = {"timeout": "timeout", "not_found": "not_found",
                        "permission_denied": "permission_denied", "stale": "stale_result"}
@@ -103,9 +104,15 @@ _DECLINED_WORDS = re.compile(r"declined|insufficient (?:funds|balance)|not enoug
 _SERVER_WORDS = re.compile(r"internal (?:server )?error|service unavailable|bad gateway|"
                            r"temporarily unavailable|connection (?:refused|reset)|"
                            r"unexpected(?:ly)? (?:error|fail)|failed unexpectedly", re.I)
+_DOCUMENTED = (r"(?![ _-]?(?:codes?|rates?|counts?|budgets?|handling|types?|reference|"
+               r"messages|logs?|reporting|tracking|free|s\b|modes?)\b)")
+"""After "error" / "failure": a documentation heading ("Error codes:", "error_rate: 0",
+"Failure modes"), not a failure."""
 _GENERIC_FAILURE = re.compile(
-    r"^\W*(?:error|failed|failure|fatal|unable to|could ?n[o']t|cannot|can ?n[o']t|"
-    r"not able to|denied|invalid|oops|something went wrong)\b", re.I)
+    r"^\W*(?:(?:error|failure)\b" + _DOCUMENTED + r"|(?:failed|fatal|unable to|could ?n[o']t|"
+    r"cannot|can ?n[o']t|not able to|denied|invalid|oops|something went wrong)\b|"
+    # "Refund declined: outside the window", "Payment failed.", "Transfer rejected"
+    r"(?:[a-z]+ ){1,2}(?:declined|failed|rejected|denied|refused)(?:\s*[:.!-]|$))", re.I)
 
 _ALREADY_WORDS = re.compile(
     r"\balready(?:[ _-](?:been|be|being))?[ _-](?:\w+ed\b|\w+en\b|done|paid|sent|made|set|"
@@ -119,7 +126,10 @@ _DUPLICATE_WORDS = re.compile(
 PARTIAL_WORDS = re.compile(r"\bpartial(?:ly)?\b|partial[ _]success", re.I)
 
 ERROR_PREFIX = re.compile(
-    r"^\s*(?:\[?error\]?\b|err\b|exception\b|fatal\b|failure\b|failed\b|traceback \(most "
+    r"^\s*(?:\[?error\]?\b" + _DOCUMENTED + r"|err\b|exception\b|fatal\b|"
+    r"failure\b" + _DOCUMENTED + r"|"
+    r"failed\b(?! (?:[a-z]+ies|[a-z]+s) (?:are|were|will|can|may|get|must)\b)|"
+    r"traceback \(most "
     r"recent call last\)|[a-z_][\w.]*(?:error|exception|fault)\b\s*[:(]|"
     r"(?:http(?:/\d(?:\.\d)?)?\s*)?[45]\d\d\b)", re.I)
 HTTP_CODE_TEXT = re.compile(r"(?:^|<title>|<h1>|\bhttp(?:/\d(?:\.\d)?)?\s*|status(?: code)?"
@@ -181,33 +191,51 @@ _HINTS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("stale", STALE_WORDS, ("stale", "out of date", "outdated", "cached copy")),
 )
 _GENERIC_HINTS = ("error", "fail", "fatal", "unable", "could", "can", "not able", "denied",
-                  "invalid", "oops", "went wrong")
+                  "invalid", "oops", "went wrong", "declined", "rejected", "refused")
 
 
 _ANY_HINT = re.compile("|".join(re.escape(hint) for _, _, hints in _HINTS for hint in hints))
 _ANY_GENERIC_HINT = re.compile("|".join(re.escape(hint) for hint in _GENERIC_HINTS))
 
 
-def text_fault(text: str, *, generic: bool) -> str | None:
+def text_fault(text: str, *, generic: bool, informational: bool = False,
+               lookup: bool = False) -> str | None:
     """The fault a sentence names; with ``generic``, "Error ..."/"Unable to ..." count too.
 
     A refusal that names the record's state (:mod:`processor._result_states`) is a fault
     of its own kind even without ``generic`` ("This order has shipped and can no longer
     be cancelled"): ``conflict``, or ``declined`` for a rule of time or eligibility; "not
     allowed" in such a refusal is the state's doing, not a permission.
+
+    ``informational``: the answer of a tool that does not act (a lookup, a policy or FAQ
+    search) or of a tool not named. Without ``generic``, such an answer that states a rule
+    (:func:`rule_statement`: "Late cancellations are not allowed.", "Basic economy:
+    changes not permitted.") names no fault. ``lookup``: the tool is named and does not
+    act; a state its answer says forbids some action ("Your order has shipped and can no
+    longer be cancelled online") is what the lookup found, not a refusal of the lookup
+    (a tool not named is not given that benefit: its text may be the refusal of an
+    action). A rule statement still names what no rule says:
+    a time-out, a missing record, credentials ("Authentication credentials were not
+    provided."), a rate limit.
     """
     lowered = text.lower()
+    lookup = lookup and not generic
+    rule = informational and not generic and rule_statement(text)
     if _ANY_HINT.search(lowered):
         for fault, words, hints in _HINTS:
             if any(hint in lowered for hint in hints) and words.search(text):
                 if fault == "permission_denied":
+                    if rule and not _PERMISSION_WORDS.search(_RULE_PERMISSION.sub("", text)):
+                        return None  # "Late cancellations are not allowed."
                     refusal = state_refusal(text, failed=generic)
                     if refusal is not None:
-                        return REFUSAL_FAULT[refusal]
+                        return None if lookup or rule else REFUSAL_FAULT[refusal]
                 return fault
+    if rule:
+        return None
     refusal = state_refusal(text, failed=generic)
     if refusal is not None:
-        return REFUSAL_FAULT[refusal]
+        return None if lookup else REFUSAL_FAULT[refusal]
     if generic or (_ANY_GENERIC_HINT.search(lowered) and _GENERIC_FAILURE.search(text)):
         if _ANY_KIND_HINT.search(lowered):
             for fault, words, hints in _KIND_HINTS:
@@ -215,6 +243,82 @@ def text_fault(text: str, *, generic: bool) -> str | None:
                     return fault
         return "error"
     return None
+
+
+_RULE_PERMISSION = re.compile(r"\bnot (?:allowed|permitted)\b", re.I)
+"""What a rule may forbid with ("not allowed") without naming a permission of the caller."""
+_SPECIFIC = re.compile(
+    # an identifier (#W8178512, ch_1Nfb, A-1001, 1Z3F0A22, C1001): about one record
+    r"#\w|\b[a-z]+[_-]?\d[\w-]*|\b\d+[a-z]+\d|"
+    # one record, or the caller: "this order", "your booking", "you cannot", "it can't"
+    r"\b(?:this|that|your|my|our|these|those)\b|"
+    r"\b(?:you|i|we|it)\b[^.;:]{0,14}?(?:\b(?:not|cannot|can'?t|unable|lack|no longer)\b|"
+    r"n't\b)|"
+    # a refusal or a fault said first: "Cannot cancel ...", "Not allowed", "Failed to ..."
+    r"^\W*(?:cannot|can ?not|can'?t|could ?n[o']t|unable|not |failed to|failure|denied|"
+    r"forbidden|unauthori[sz]ed|invalid|missing|no such|too many|rate limit|already|"
+    r"sorry|oops|access denied|permission denied|error\b" + _DOCUMENTED + r"|request "
+    r"(?:failed|denied|rejected))",
+    re.I)
+_SUBJECT_WORD = re.compile(r"[a-z][a-z0-9'-]*|\d+[a-z]*")
+_SUBJECT_VERBS = frozenset({
+    "are", "can", "cannot", "can't", "may", "must", "will", "won't", "should", "need",
+    "require", "get", "do", "don't", "become", "expire", "qualify", "incur", "ship",
+    "remain", "stay", "cost", "is"})
+"""Present and modal verbs: a rule's tense ("were not provided" tells what happened)."""
+_SUBJECT_BREAKS = frozenset({
+    "over", "under", "above", "below", "older", "newer", "more", "less", "with", "without",
+    "of", "from", "in", "on", "after", "before", "made", "bought", "booked", "placed",
+    "purchased", "sold", "for", "at", "by", "that", "which", "marked", "than", "to"})
+_PRONOUNS = frozenset({"it", "you", "we", "i", "they", "he", "she", "this", "that", "the",
+                       "there", "here", "a", "an", "these", "those", "none", "nothing",
+                       "request", "call", "operation", "action"})
+_CONDITIONS = re.compile(r"\b(?:unless|except|only if|only when|provided that|as long as|"
+                         r"up to \d|no later than|at least \d)\b", re.I)
+_LABEL = re.compile(r"^\s*(?P<label>[a-z][a-z -]{1,30}[a-z]):\s+\S", re.I)
+
+
+def _plural(word: str) -> bool:
+    return (word.endswith("s") and not word.endswith(("ss", "us", "is", "'s"))
+            and len(word) > 3) or word in ("children", "people", "staff", "luggage")
+
+
+@lru_cache(maxsize=8192)
+def rule_statement(text: str) -> bool:
+    """Whether a short text states a rule instead of saying what happened to a call: its
+    subject is a kind of thing, not one record or the caller ("Refunds are accepted
+    within 30 days.", "Orders can only be cancelled while pending.", "Late cancellations
+    are not allowed.", "Bags over 23kg are rejected at check-in."); a label in the
+    manner of a policy page ("Basic economy: changes not permitted.", "Returns: not
+    accepted for final-sale items"); a rule with a condition ("Cancellation is free up to
+    24h before departure."). Never a text that names an identifier, "this / your ...",
+    the caller ("you cannot", "it can't"), or starts with a refusal or a fault ("Cannot
+    cancel reservation within 24 hours", "Access denied", "Error: ...")."""
+    if len(text) > SHORT or _SPECIFIC.search(text):
+        return False
+    label = _LABEL.match(text)
+    if label is not None:
+        return not any(_token_fault(word) for word in label.group("label").split())
+    words = _SUBJECT_WORD.findall(text[:160].lower())
+    verb = next((index for index, word in enumerate(words[:8]) if word in _SUBJECT_VERBS),
+                None)
+    if not verb or words[0] in _PRONOUNS:
+        return False
+    subject = words[:verb]
+    head = subject
+    for index, word in enumerate(subject):
+        if index and word in _SUBJECT_BREAKS:
+            head = subject[:index]
+            break
+    if _plural(head[-1]):
+        return True  # "Refund requests are declined after 30 days."
+    return words[verb] in ("is", "are") and bool(
+        _CONDITIONS.search(text) or state_refusal(text) == "policy" or
+        _POLICY_WORDS.search(text))
+
+
+_POLICY_WORDS = re.compile(r"\bwithin \d+|\b\d+\s*(?:h|hrs?|hours?|days?|weeks?)\s+"
+                           r"(?:before|after|of|prior)\b", re.I)
 
 
 REFUSAL_FAULT: dict[Refusal, str] = {
@@ -240,15 +344,22 @@ _ANY_KIND_HINT = re.compile("|".join(re.escape(hint) for _, _, hints in _KIND_HI
                                      for hint in hints))
 
 
-def text_world(text: str, *, failed: bool = False) -> str | None:
+def text_world(text: str, *, failed: bool = False, informational: bool = False,
+               lookup: bool = False) -> str | None:
     """The world state a sentence names: "already ...", "duplicate", or a refusal that
     names a completed state of the record (``failed``: the text is known to be a failure,
-    see :func:`processor._result_states.state_refusal`)."""
+    see :func:`processor._result_states.state_refusal`). ``informational`` (see
+    :func:`text_fault`): a rule statement names none; ``lookup``: nor does a state that
+    forbids some action in the answer of a lookup that did not fail (what it found)."""
+    if informational and not failed and rule_statement(text):
+        return None
     lowered = text.lower()
     if "already" in lowered and _ALREADY_WORDS.search(text):
         return "already_acted_on"
     if any(hint in lowered for hint in _DUPLICATE_HINTS) and _DUPLICATE_WORDS.search(text):
         return "duplicate"
+    if lookup and not failed:
+        return None
     refusal = state_refusal(text, failed=failed)
     if refusal == "already_acted_on" or refusal == "partially_completed":
         return refusal

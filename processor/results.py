@@ -111,7 +111,20 @@ you do not have permission" is ``not_found``, as its HTTP code says; Stripe's
 specific HTTP code in the body (401/403/404/408/410/504) outranks the words around it
 only through this same order; but a 403 whose own message refuses by the record's state
 (``{"status": 403, "msg": "Cannot cancel an order that has been shipped"}``) is that
-refusal (``conflict``, ``already_acted_on``), not a permission.
+refusal (``conflict``, ``already_acted_on``), not a permission, and so is an error code
+of permission beside such a message (``{"error": "not_allowed", "message": "The order
+#W1 is delivered, not pending: it cannot be cancelled."}``).
+
+Rules are not verdicts. The answer of a tool that does not act (a lookup, a policy page,
+a search; or a tool not named) that states a rule about kinds of things ("Refunds are
+accepted within 30 days.", "Late cancellations are not allowed.", "Basic economy: changes
+not permitted.") is a success; a named lookup's answer that reports a state forbidding
+some action ("Your order has shipped and can no longer be cancelled online") is what it
+found; a record a named lookup returns keeps its own failure members as data (a retrieved
+charge with ``failure_code: card_declined``). A text that names one record or the caller,
+or starts with a refusal ("Cannot cancel reservation within 24 hours"), is no rule; and an
+action answering with a rule was refused by it. "Error codes: ..." / ``error_rate: 0`` are
+headings, not errors.
 
 World state (:attr:`ResultReading.world_state`): ``missing`` (a ``not_found`` reading),
 ``already_acted_on`` (a status ``already_…``, "already cancelled / exists / enabled / been
@@ -144,11 +157,12 @@ from processor._result_bodies import (
     read_parsed,
     read_text,
 )
+from processor._result_states import end_state, state_refusal
 from processor._result_words import CONDITION_OF_FAULT, text_fault, word
 from processor.tool_verbs import is_action, reads_a_record
 
-__all__ = ["CONDITIONS", "FAULTS", "ResultReading", "is_action",
-           "parse_result", "read_result"]
+__all__ = ["CONDITIONS", "FAULTS", "ResultReading", "end_state", "is_action",
+           "parse_result", "read_result", "state_refusal"]
 
 CONDITIONS: tuple[str, ...] = (
     "success", "timeout", "permission_denied", "not_found", "malformed_result",
@@ -246,7 +260,8 @@ def read_result(result: str | None, *, status: str = "ok", error: str | None = N
         plain = _plain_record(parsed)
         if plain is not None:
             return plain
-    verdict = Verdict()
+    lookup = tool is not None and not is_action(tool)
+    verdict = Verdict(informational=lookup or tool is None, lookup=lookup)
     if malformed:
         verdict.fail("malformed", "body is not valid JSON")
     elif parsed is not None:
