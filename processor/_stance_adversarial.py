@@ -238,7 +238,9 @@ _CORE = (  # bypass and override, injection, authority, data, falsified records,
     family("adversarial", "others_data", 2.0, r"""
         \b(?:passenger|guest|patient|customer|member|client|user|resident|tenant|
         attendee|employee|staff)\s+(?:list|lists|manifest|records|register|roster|
-        database|names|details|data)\b""",
+        database|names|details|data)\b
+        (?!\s+(?:on|for|in|of)\s+(?:my|our|the\ (?:booking|reservation|ticket|trip)|booking|
+        reservation|ticket|trip|[a-z]*\d))""",
             cues="list lists manifest records register roster database names details data"),
     family("adversarial", "others_data", 2.0, r"""
         \b(?:every|all|other|the\ other)\s+(?:customer|user|client|patient|guest|member|

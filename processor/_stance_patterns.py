@@ -21,8 +21,10 @@ never against the test split, and none of them is a sentence of the corpus.
 
 from __future__ import annotations
 
+from processor._stance_acts import ADVERSARIAL_ACTS
 from processor._stance_adversarial import ADVERSARIAL, ADVERSARIAL_GUARDS
 from processor._stance_family import Family, tokens
+from processor._stance_inference import CONFLICTING_REVERSAL, MISTAKEN_INFERENCE
 from processor._stance_leverage import LEVERAGE
 from processor._stance_moods import (
     FRUSTRATED,
@@ -37,8 +39,9 @@ from processor._stance_premises import CONFLICTING, MISTAKEN, flip_flops, same_v
 __all__ = ["FAMILIES", "Family", "candidates", "flip_flops", "same_verb_negated", "tokens"]
 
 FAMILIES: tuple[Family, ...] = (
-    *ADVERSARIAL, *LEVERAGE, *ADVERSARIAL_GUARDS, *FRUSTRATED, *HURRIED, *TIME_BUDGET,
-    *HURRIED_GUARDS, *UNSURE, *UNSURE_GUARDS, *MISTAKEN, *CONFLICTING)
+    *ADVERSARIAL, *ADVERSARIAL_ACTS, *LEVERAGE, *ADVERSARIAL_GUARDS, *FRUSTRATED, *HURRIED,
+    *TIME_BUDGET, *HURRIED_GUARDS, *UNSURE, *UNSURE_GUARDS, *MISTAKEN, *MISTAKEN_INFERENCE,
+    *CONFLICTING, *CONFLICTING_REVERSAL)
 """Every family, in no particular order (scores are sums)."""
 
 

@@ -95,6 +95,8 @@ MISTAKEN = (
         31(?:st)?\s+(?:of\s+)?(?:april|june|september|november)|13th\ month|
         25\ hours|8\ days\ a\ week)\b""",
             cues="feb february april apr june jun september sep sept november nov 13th 25 8"),
+    family("mistaken", "impossible_fact", 1.5, r"""
+        (?<![\d:.])(?:2[5-9]|[3-9]\d):[0-5]\d(?![\d:])""", cues=":"),
     family("mistaken", "premise_so", 1.0, r"""
         \b(?:since|because|as)\s+(?:it'?s|it\ is|it\ has\ been|i'?m|i\ am|i\ (?:have|had|
         already|prepaid|paid|bought|booked|signed)|you'?re|you\ are|they'?re|the\ \w+\ (?:is|was|

@@ -14,7 +14,13 @@ a lever); exasperation words, repeated contacts, sarcasm, ``!!``/``??`` and shou
 "urgent" (minutes to spare, someone waiting, a dying battery, "can't stay long")
 (hurried); hedges and either-or questions (unsure); premises asserted as given ("you
 promised", "I read on your site", "that's the law", "..., right?") (mistaken); asks that
-contradict themselves or flip back and forth (conflicting). Guards take away the score
+contradict themselves or flip back and forth (conflicting). Structure as well as words
+(:mod:`processor._stance_inference`, :mod:`processor._stance_acts`): a conclusion drawn
+from a premise and asserted as settled ("..., so my bill should be zero", "which means I'm
+covered"), a rule stated as given and built on, the same day given two months (mistaken);
+something ended and then asked to go on, refused and then asked for, the opposite state
+kept (conflicting); a bypass without naming the check, an order in the first person, a
+record asked to say what is admitted untrue, secrecy (adversarial). Guards take away the score
 of trigger words used neutrally (a question about a policy, urgent care, "no rush",
 prompt injection as a coding topic, a polite "not sure who handles this, but please ...").
 
@@ -33,6 +39,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from processor._stance_inference import dates_disagree
 from processor._stance_patterns import (
     FAMILIES,
     candidates,
@@ -136,6 +143,8 @@ def _score(text: str, found: list[tuple[str, str, float]] | None) -> dict[str, f
         extra.append(("conflicting", "same_verb_negated", 1.5))
     if flip_flops(words, lowered):
         extra.append(("conflicting", "flip_flops", 1.5))
+    if dates_disagree(lowered):
+        extra.append(("mistaken", "dates_disagree", 1.25))
     capitals = _SHOUTED.findall(text)
     if capitals:
         if "urgent" not in lowered and not _HURRY_SHOUTS.isdisjoint(capitals):
