@@ -6,9 +6,11 @@ Two corpora:
     A production-shaped stream built from tau2-bench's airline and telecom worlds
     (tests/support/tau2_stream.py: real tool results replayed against the real tau2
     environments, failures reported in result bodies on OK spans, timeouts and permission
-    errors on failed spans, retries, stance openings from the held-out
-    ``bench/data/stance/test.jsonl``, background failures of 5-12% everywhere, two
-    instrumentation layouts through the real OpenTelemetry SDK, two model versions).
+    errors on failed spans, retries, stance openings from ``--openings`` (default the
+    held-out ``bench/data/stance/test.jsonl``; ``dev+dev2`` while tuning so that
+    tuning never reads held-out sentences; ``test2`` for reports), background failures
+    of 5-12% everywhere, two instrumentation layouts through the real OpenTelemetry SDK,
+    two model versions).
     Five situations are planted per seed (at least one new, one persistent, one fixed).
     Each stream is stored through the collector's real pipeline, ``process()`` runs, and
     the ``situations`` / ``situation_members`` tables are compared with the planted truth.
@@ -205,12 +207,14 @@ def _plan_share(store: Store, planted_members: frozenset[str], rollouts: int,
 
 
 def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
-                 verbose: bool, options: ProcessOptions | None = None) -> Tally:
+                 verbose: bool, options: ProcessOptions | None = None,
+                 openings: str = "test") -> Tally:
     """Build, store and process one tau2 stream; compare its situations with the truth."""
-    from tests.support.tau2_stream import tau2_stream
+    from tests.support.tau2_stream import STANCE_DATA, tau2_stream
 
     started = time.perf_counter()
-    stream = tau2_stream(seed, conversations)
+    files = [STANCE_DATA / f"{name}.jsonl" for name in openings.split("+")]
+    stream = tau2_stream(seed, conversations, stance_file=files)
     built = time.perf_counter() - started
     db = work / f"tau2-{seed}.duckdb"
     _remove_store(db)
@@ -374,6 +378,10 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
+OPENINGS = ("test", "test2", "dev+dev2")
+"""What ``--openings`` accepts: stance files of bench/data/stance/ (``a+b``: both)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--corpus", choices=("tau2", "synthetic"), default="tau2",
@@ -397,6 +405,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stance-model", metavar="SPEC", default=None,
                         help="Handed to process() (builtin, openai:MODEL, ...; keys from the "
                              "environment); default: the pattern stance only.")
+    parser.add_argument("--openings", choices=OPENINGS, default="test",
+                        help="tau2: which stance file the users' openings come from "
+                             "(bench/data/stance/): dev+dev2 while tuning, test2 or test "
+                             "for reports (default test, as earlier reports).")
     args = parser.parse_args(argv)
     options = ProcessOptions(stance_model=args.stance_model)
     print("$ python " + shlex.join(sys.argv if argv is None else ["bench/processor_precision.py",
@@ -413,7 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = Tally()
         for seed in seeds:
             total.add(measure_tau2(seed, args.conversations, args.rollouts, work, args.verbose,
-                                   options))
+                                   options, args.openings))
         _print_total(total, seeds, args.conversations)
     return 0
 

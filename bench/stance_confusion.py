@@ -9,9 +9,9 @@ it replaced (copied below as the baseline, measured in the same run):
 * per-class precision, recall and F1; macro F1; accuracy;
 * CPU microseconds per ask (median of 5 passes over the split).
 
-``--show-errors`` lists the misclassified lines, and is refused for ``--split test`` so
-that the test texts are never read while developing. ``--split dev+dev2`` measures both
-development splits together. ``--model SPEC`` also measures the
+``--show-errors`` lists the misclassified lines, and is refused for ``--split test`` and
+``test2`` so that the held-out texts are never read while developing. ``--split
+dev+dev2`` measures both development splits together. ``--model SPEC`` also measures the
 model-based classifier (:mod:`processor.stance_model`: the same instruction and strict
 parsing; an unparseable answer falls back to the patterns, as in processing), with keys
 from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...). ``--model builtin``
@@ -23,6 +23,7 @@ throughput (asks per second, wall clock, this machine).
     python bench/stance_confusion.py --split dev
     python bench/stance_confusion.py --split dev2 --show-errors
     python bench/stance_confusion.py --split test
+    python bench/stance_confusion.py --split test2
     python bench/stance_confusion.py --split test --model openai:gpt-4o-mini
     python bench/stance_confusion.py --split test --model builtin
 """
@@ -107,7 +108,7 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
-SPLITS = ("dev", "dev2", "dev+dev2", "test")
+SPLITS = ("dev", "dev2", "dev+dev2", "test", "test2")
 """What ``--split`` accepts: a file of ``DATA``, or two development files together."""
 
 
@@ -222,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print("$ python bench/stance_confusion.py "
           + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
-    if args.show_errors and args.split == "test":
+    if args.show_errors and args.split in ("test", "test2"):
         parser.error("--show-errors reads the texts: use it on the development splits only "
                      "(--split dev, dev2 or dev+dev2)")
     lines = load(args.split)

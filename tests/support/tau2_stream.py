@@ -93,12 +93,13 @@ from tests.support.tau2_world import (
     mistype,
 )
 
-__all__ = ["STANCE_TEST_FILE", "Expected", "Perturbation", "PlantedSituation", "Tau2Stream",
-           "tau2_stream"]
+__all__ = ["STANCE_DATA", "STANCE_TEST_FILE", "Expected", "Perturbation", "PlantedSituation",
+           "Tau2Stream", "tau2_stream"]
 
-STANCE_TEST_FILE = Path(__file__).resolve().parents[2] / "bench" / "data" / "stance" / \
-    "test.jsonl"
-"""Held-out user openings with stance labels (the dev file is never read here)."""
+STANCE_DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "stance"
+STANCE_TEST_FILE = STANCE_DATA / "test.jsonl"
+"""Held-out user openings with stance labels (the default; the dev files are never read
+unless asked for)."""
 
 VERSIONS = ("v1", "v2")
 STATUS_RATES: dict[str, tuple[float, float]] = {
@@ -521,13 +522,14 @@ def _pick(rng: random.Random, weighted: Sequence[tuple[str, float]]) -> str:
 
 def tau2_stream(seed: int, conversations: int = 3000, *, planted: int = 5,
                 members_per_version: int | None = None,
-                stance_file: Path | None = STANCE_TEST_FILE) -> Tau2Stream:
+                stance_file: Path | Sequence[Path] | None = STANCE_TEST_FILE) -> Tau2Stream:
     """A production-shaped stream of ``conversations`` over two model versions.
 
     ``planted`` situations (at least 3: one new, one persistent, one fixed) of
     ``members_per_version`` conversations per version each (default: 2.5% of a version,
-    at least 20). ``stance_file``: held-out stance openings (None or absent: own
-    phrasing). Deterministic for ``seed``; see the module for what is built.
+    at least 20). ``stance_file``: the stance openings (one file or several
+    together; None or absent: own phrasing). Deterministic for ``seed``; see the module
+    for what is built.
     """
     if planted < 3:
         raise ValueError("plant at least 3 situations (new, persistent, fixed)")
@@ -539,9 +541,12 @@ def tau2_stream(seed: int, conversations: int = 3000, *, planted: int = 5,
     world = World()
     openings: dict[str, list[tuple[str, str]]] = {}
     source = "own phrasing"
-    if stance_file is not None and stance_file.exists():
-        openings = _load_openings(stance_file)
-        source = str(stance_file.name)
+    files = [stance_file] if isinstance(stance_file, Path) else list(stance_file or ())
+    if files and all(path.exists() for path in files):
+        for path in files:
+            for label, texts in _load_openings(path).items():
+                openings.setdefault(label, []).extend(texts)
+        source = "+".join(path.name for path in files)
     rng = random.Random(f"tracemill-tau2:{seed}:plan")
     plans = _choose_plans(rng, planted, world)
     builder = _Builder(seed, world, openings)
