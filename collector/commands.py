@@ -74,8 +74,9 @@ def _add_dead_letter_commands(commands: Any, common: Options) -> None:
     again = actions.add_parser(
         "replay", help="Decode each dead letter again and store what now decodes.",
         description="Each request that now decodes is stored exactly once (items already "
-                    "stored are dropped) and leaves the dead-letter files; the others stay "
-                    "with their new error. Needs the store for writing: stop `tracemill "
+                    "stored are dropped; a request an interrupted replay stored is not "
+                    "stored or counted again) and leaves the dead-letter files; the others "
+                    "stay with their new error. Needs the store for writing: stop `tracemill "
                     "serve` first. Exits 1 when some still fail.")
     common(again)
     again.set_defaults(handler=_dead_letters_replay)
@@ -259,6 +260,9 @@ def _dead_letters_replay(args: argparse.Namespace, settings: Settings) -> int:
           f"({report.duplicates['traces'] + report.duplicates['logs']:,} items were "
           f"already stored, {report.rejected['traces'] + report.rejected['logs']:,} "
           "refused for bad ids or enums)")
+    if report.stored_before:
+        print(f"  {report.stored_before} had been stored by a replay that was interrupted "
+              "before it removed them; they were only removed now")
     for letter in report.failing:
         why = letter.damaged or letter.reason
         print(f"  still failing: {letter.signal} request of {letter.items:,} items received "

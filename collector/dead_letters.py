@@ -15,10 +15,15 @@ read back at start, so a request is moved aside once and never retried.
 
 ``tracemill dead-letters`` (:mod:`collector.commands`) lists them
 (:func:`read_dead_letters`), replays them through the current decoder (:func:`replay`), or
-discards them. Removing entries rewrites the index atomically (a temporary file renamed
-over it); the requests that stay are first copied into a new records file the new index
-names (``records`` in each line; a line without it means ``dead-letter.records``), so the
-index never points into a file being rewritten, whenever a crash comes. Files the index no
+discards them. A replayed letter is recorded in the store (``collector_replayed_dead_letters``)
+in the transaction of its rows and its ``collector_commits`` row, and leaves the files only
+afterwards: a replay repeated after a crash between the two finds it recorded and only
+removes it, so nothing, rows or bookkeeping, is stored twice.
+
+Removing entries rewrites the index atomically (a temporary file renamed over it); the
+requests that stay are first copied into a new records file the new index names
+(``records`` in each line; a line without it means ``dead-letter.records``), so the index
+never points into a file being rewritten, whenever a crash comes. Files the index no
 longer names are deleted afterwards.
 """
 
@@ -356,6 +361,8 @@ class ReplayReport:
 
     replayed: int = 0
     """Dead letters that decoded and were stored (and removed from the files)."""
+    stored_before: int = 0
+    """Of those, the ones an interrupted replay had stored already (only removed now)."""
     failing: list[DeadLetter] = field(default_factory=list)
     """Dead letters that still cannot be decoded (they stay, with the new error)."""
     stored: dict[str, int] = field(default_factory=lambda: {"traces": 0, "logs": 0})
@@ -378,10 +385,12 @@ def replay(store: Store, folder: Path, max_items: int) -> ReplayReport:
     """Decode every dead letter of ``folder`` again and store what now decodes in ``store``.
 
     Each request is stored in a transaction of its own through the materializer's insert
-    (items already stored are dropped, so a replay repeated after a crash stores nothing
-    twice), with a ``collector_commits`` row, so ``tracemill stats`` counts it like any
-    export; then it leaves the dead-letter files. Requests that still fail stay with their
-    new error. The caller holds ``store`` for writing, so no collector uses the spool.
+    (items already stored are dropped), with a ``collector_commits`` row, so ``tracemill
+    stats`` counts it like any export, and a ``collector_replayed_dead_letters`` row; then
+    it leaves the dead-letter files. A letter that row names (a replay stored it and
+    crashed before the files changed) is not stored again, only removed. Requests that
+    still fail stay with their new error. The caller holds ``store`` for writing, so no
+    collector uses the spool.
 
     Raises duckdb.Error or OSError when the store cannot be written (what was stored
     before that has left the dead-letter files; the rest stays).
@@ -396,17 +405,21 @@ def replay(store: Store, folder: Path, max_items: int) -> ReplayReport:
         for letter in index.letters:
             try:
                 payload = letter.read_payload(folder)
-                offered, inserted, rejected = _store_one(
-                    cursor, statements[letter.signal], letter, payload, max_items)
+                stored = _store_one(cursor, statements[letter.signal], letter, payload,
+                                    max_items)
             except DeadLetterDamaged as exc:
                 kept.append(replace(letter, damaged=str(exc)))
             except _StillUndecodable as exc:
                 kept.append(replace(letter, reason=str(exc)))
             else:
                 report.replayed += 1
-                report.stored[letter.signal] += inserted
-                report.duplicates[letter.signal] += offered - inserted
-                report.rejected[letter.signal] += rejected
+                if stored is None:
+                    report.stored_before += 1
+                else:
+                    offered, inserted, rejected = stored
+                    report.stored[letter.signal] += inserted
+                    report.duplicates[letter.signal] += offered - inserted
+                    report.rejected[letter.signal] += rejected
             done += 1
     finally:
         cursor.close()
@@ -419,14 +432,19 @@ def replay(store: Store, folder: Path, max_items: int) -> ReplayReport:
 
 
 def _store_one(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
-               letter: DeadLetter, payload: bytes, max_items: int) -> tuple[int, int, int]:
-    """Store one request in its own transaction; (rows offered, rows new, items refused)."""
+               letter: DeadLetter, payload: bytes,
+               max_items: int) -> tuple[int, int, int] | None:
+    """Store one request in its own transaction; (rows offered, rows new, items refused),
+    or None when a replay stored it before (nothing is written)."""
+    identity = [letter.end, letter.received_unix_nano, zlib.crc32(payload)]
     cursor.begin()
     try:
-        # the collector's migration inserts the one row
-        ((position, commits),) = cursor.execute(load_sql("collector", "spool_cursor.sql")
-                                                ).fetchall()
-        sequence = int(commits) + 1
+        ((recorded,),) = cursor.execute(load_sql("collector", "replayed_dead_letter.sql"),
+                                        identity).fetchall()
+        if recorded:
+            cursor.rollback()
+            return None
+        position, sequence = _take_commit_number(cursor)
         received = rejected = payload_bytes = offered = inserted = 0
         waiting: list[pa.Table] = []
         for batch in _decoded(letter, payload, max_items):
@@ -441,14 +459,27 @@ def _store_one(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
         inserted += insert_rows(cursor, statement, waiting, sequence)
         cursor.execute(load_sql("collector", "record_commit.sql"), [
             time.time_ns(), letter.signal, 1, received, inserted, offered - inserted,
-            rejected, payload_bytes, int(position)])
-        cursor.execute("UPDATE collector_spool_cursor SET commits = ?", [sequence])
+            rejected, payload_bytes, position])
+        cursor.execute(load_sql("collector", "record_replayed_dead_letter.sql"),
+                       [*identity, time.time_ns()])
         cursor.commit()
     except BaseException:
         with contextlib.suppress(duckdb.Error):  # a failed COMMIT ended it already
             cursor.rollback()
         raise
     return offered, inserted, rejected
+
+
+def _take_commit_number(cursor: duckdb.DuckDBPyConnection) -> tuple[int, int]:
+    """(the spool cursor's position, the number of this commit), counting the commit in
+    the cursor, inside the caller's transaction. The only place this module touches
+    ``collector_spool_cursor`` (rows carry the commit number as ``ingest_seq``)."""
+    # the collector's migration inserts the first row; each commit appends one
+    ((position, commits),) = cursor.execute(load_sql("collector", "spool_cursor.sql")
+                                            ).fetchall()
+    sequence = int(commits) + 1
+    cursor.execute(load_sql("collector", "record_cursor.sql"), [int(position), sequence])
+    return int(position), sequence
 
 
 def _decoded(letter: DeadLetter, payload: bytes, max_items: int) -> Iterator[DecodedBatch]:

@@ -1,21 +1,31 @@
 """Decoded rows into the store: one INSERT per signal, re-delivered items dropped.
 
 A spooled request can be stored twice (a client retry, a crash between commit and cursor),
-so every insert drops rows whose identity is already stored (an anti-join bounded by the
-batch's time range, and for spans its range of ``tid_hi`` too, see
-``collector/sql/insert_*.sql``) and keeps one row per identity
-within the batch. The latter happens here in Arrow, on the identity columns only: DuckDB's
-window over every column of ~3 KB rows cost ~12 % of the insert
-(``bench/collector_cpu.py``); the first row of an identity is the one kept. A batch goes
-in as statements of at most MAX_STATEMENT_BYTES, so a few huge rows do not make DuckDB
-allocate all their strings at once (16 MB of 68 KB attributes failed under a 64 MB
-``db_memory_limit``, and the materializer retried that commit forever).
+so every insert first keeps one row per identity within the batch (in Arrow, on the
+identity columns only: DuckDB's window over every column of ~3 KB rows cost ~12 % of the
+insert, ``bench/collector_cpu.py``; the first row of an identity is the one kept), then
+asks which of those identities are stored already (a semi join of the batch's keys,
+bounded by the batch's time range, and for spans its range of ``tid_hi`` too, see
+``collector/sql/stored_*.sql``) and drops them, and inserts the rest with a plain INSERT.
+The lookup reads the identity columns only and hashes the batch, not the stored rows, so
+its cost does not grow with the rows stored for the same minutes (an anti-join inside
+the INSERT did). A batch goes in as statements of at most MAX_STATEMENT_BYTES, so a few
+huge rows do not make DuckDB allocate all their strings at once (16 MB of 68 KB
+attributes failed under a 64 MB ``db_memory_limit``, and the materializer retried that
+commit forever).
+
+The lookup sees only committed rows (and the caller's own). While the materializer
+commits one group it inserts the next in another transaction, which cannot see the rows
+being committed; it passes their identities as ``in_flight`` and those rows are dropped
+here as well.
 """
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -23,29 +33,33 @@ import pyarrow.compute as pc
 
 from tracemill.store import load_sql
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class InsertStatement:
     """How one signal's rows are inserted."""
 
     sql: str
-    """The INSERT reading the registered Arrow table ``incoming_rows``; $1/$2 bound the
-    time column, $3 is the commit's ingest_seq, then a pair of bounds per ``narrowing``
-    column ($4/$5, ...)."""
+    """The INSERT reading the registered Arrow table ``incoming_rows``; $1 is the
+    commit's ingest_seq."""
+    stored_sql: str
+    """The SELECT of the identities in the registered Arrow table ``incoming_keys`` that
+    are stored already; $1/$2 bound the time column, then a pair of bounds per
+    ``narrowing`` column ($3/$4, ...)."""
     time_column: str
-    """The column whose range bounds the anti-join."""
+    """The column whose range bounds the lookup of stored identities."""
     identity: tuple[str, ...]
     """The columns that identify an item (one row per identity is stored)."""
     narrowing: tuple[str, ...] = ()
-    """More identity columns whose range bounds the anti-join: a stored duplicate lies in
+    """More identity columns whose range bounds the lookup: a stored duplicate lies in
     the batch's range of each, so row groups whose zone maps miss it are not read."""
 
 
 _STATEMENTS = {
-    "traces": ("insert_spans.sql", "start_time_unix_nano",
+    "traces": ("spans", "start_time_unix_nano",
                ("tid_hi", "tid_lo", "sid", "start_time_unix_nano"), ("tid_hi",)),
-    "logs": ("insert_log_records.sql", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano"),
-             ()),
+    "logs": ("log_records", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano"), ()),
 }
 SIGNALS = tuple(_STATEMENTS)
 """The signals that have a table."""
@@ -56,42 +70,72 @@ of the same transaction, each seeing the rows of the ones before)."""
 
 def insert_statement(signal: str) -> InsertStatement:
     """The insert of ``signal``'s rows (``traces`` or ``logs``)."""
-    name, column, identity, narrowing = _STATEMENTS[signal]
-    return InsertStatement(load_sql("collector", name), column, identity, narrowing)
+    table, column, identity, narrowing = _STATEMENTS[signal]
+    return InsertStatement(load_sql("collector", f"insert_{table}.sql"),
+                           load_sql("collector", f"stored_{table}.sql"), column, identity,
+                           narrowing)
 
 
 def insert_rows(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
-                tables: list[pa.Table], sequence: int) -> int:
+                tables: list[pa.Table], sequence: int, *,
+                in_flight: pa.Table | None = None) -> int:
     """Insert the rows not stored yet, inside the caller's transaction; returns how many.
 
-    ``sequence`` numbers the commit (``ingest_seq``).
+    ``sequence`` numbers the commit (``ingest_seq``). ``in_flight`` holds the identities
+    (:func:`identities`) of rows another transaction has inserted but not yet committed:
+    the lookup of stored rows cannot see them, so rows with those identities are dropped
+    here.
     """
     rows = pa.concat_tables(tables) if tables else None
     if rows is None or not rows.num_rows:
         return 0
+    if in_flight is not None and in_flight.num_rows:
+        rows = without(rows, statement.identity, in_flight)
+        if not rows.num_rows:
+            return 0
     rows = first_of_each(rows, statement.identity)
+    stored = _stored(cursor, statement, identities(rows, statement.identity))
+    if stored.num_rows:
+        rows = without(rows, statement.identity, stored)
+        if not rows.num_rows:
+            return 0
     # slices of about MAX_STATEMENT_BYTES (see the module docstring)
     step = max(1, int(MAX_STATEMENT_BYTES * rows.num_rows // max(rows.nbytes, 1)))
     return sum(_insert_slice(cursor, statement, rows.slice(start, step), sequence)
                for start in range(0, rows.num_rows, step))
 
 
+def _stored(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
+            keys: pa.Table) -> pa.Table:
+    """The identities among ``keys`` that the transaction sees stored."""
+    params = list(_bounds(keys, statement.time_column))
+    for column in statement.narrowing:
+        params.extend(_bounds(keys, column))
+    return _run(cursor, "incoming_keys", keys,
+                lambda: cursor.sql(statement.stored_sql, params=params).to_arrow_table())
+
+
 def _insert_slice(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
                   rows: pa.Table, sequence: int) -> int:
-    params = [*_bounds(rows, statement.time_column), sequence]
-    for column in statement.narrowing:
-        params.extend(_bounds(rows, column))
-    cursor.register("incoming_rows", rows)
+    _run(cursor, "incoming_rows", rows, lambda: cursor.execute(statement.sql, [sequence]))
+    count: int = rows.num_rows
+    return count
+
+
+def _run(cursor: duckdb.DuckDBPyConnection, name: str, table: pa.Table,
+         work: Callable[[], _T]) -> _T:
+    """``work()`` with ``table`` registered as ``name``."""
+    cursor.register(name, table)
     try:
-        result = cursor.execute(statement.sql, params).fetchone()
+        result = work()
     except BaseException:
         # the failed statement aborted the transaction, so unregistering fails too: the
         # error to report is the statement's, not "Current transaction is aborted"
         with contextlib.suppress(duckdb.Error):
-            cursor.unregister("incoming_rows")
+            cursor.unregister(name)
         raise
-    cursor.unregister("incoming_rows")
-    return int(result[0]) if result else 0
+    cursor.unregister(name)
+    return result
 
 
 def _bounds(rows: pa.Table, column: str) -> tuple[object, object]:
@@ -109,3 +153,18 @@ def first_of_each(rows: pa.Table, identity: tuple[str, ...]) -> pa.Table:
     firsts = numbered.group_by(list(identity), use_threads=False).aggregate([("row", "min")])
     first = firsts["row_min"]
     return rows.take(pc.take(first, pc.sort_indices(first)))
+
+
+def identities(rows: pa.Table, identity: tuple[str, ...]) -> pa.Table:
+    """The identity columns of ``rows`` (what :func:`without` compares)."""
+    return rows.select(list(identity))
+
+
+def without(rows: pa.Table, identity: tuple[str, ...], known: pa.Table) -> pa.Table:
+    """``rows`` without those whose identity is in ``known``, in their order."""
+    numbered = identities(rows, identity).append_column(
+        "row", pa.array(range(rows.num_rows), pa.int64()))
+    kept = numbered.join(known, list(identity), join_type="left anti", use_threads=False)
+    if kept.num_rows == rows.num_rows:
+        return rows
+    return rows.take(pc.take(kept["row"], pc.sort_indices(kept["row"])))

@@ -4,9 +4,24 @@ One thread reads durable records from the spool, has them decoded by a pool of w
 processes (decoding is CPU-bound Python; in processes it runs beside the receivers and
 the DuckDB insert instead of sharing one interpreter lock), and inserts each group with
 an anti-join that drops re-delivered items (see ``collector/insert.py``), in one
-transaction that
-also records the spool position reached. While one group is inserted the next is being
-decoded. Segments wholly behind the committed position are deleted.
+transaction that also records the spool position reached. While one group is inserted
+the next is being decoded. Segments wholly behind the committed position are deleted.
+
+Group N's COMMIT runs on a second thread (and DuckDB cursor) while group N+1 is inserted:
+DuckDB releases the interpreter lock in both and neither waits for the other, so the
+commit, half of the storing time, moves onto the second core. Three rules keep this exact:
+
+* Commits happen in spool order: N+1 is committed only after N's commit returned, and
+  the position (with the spool segments it frees) moves only after a commit.
+* The cursor is append-only (``collector/sql/record_cursor.sql``): two open transactions
+  never write the same row, which DuckDB would refuse as a conflict.
+* N+1's anti-join cannot see N's rows (not committed when N+1 began), so N+1 drops rows
+  whose identity N inserted, from N's identities kept in memory: a request re-delivered
+  across the two groups is stored once.
+
+When either transaction fails both are rolled back and the groups are stored again from
+the committed position. On a lake, and after a group too large to keep its identities,
+commits are not overlapped.
 
 A request that cannot be decoded (the intake checked it, so this is a decoder bug or a
 spool from an older collector) is moved to the dead-letter file and skipped (see
@@ -29,7 +44,7 @@ import pyarrow as pa
 
 from collector.dead_letters import DeadLetters
 from collector.decode import DecodedBatch, decode, decode_chunks
-from collector.insert import SIGNALS, insert_rows, insert_statement
+from collector.insert import SIGNALS, identities, insert_rows, insert_statement
 from collector.metrics import Metrics
 from collector.spool import Spool, SpoolEntry
 from tracemill.store import Store, load_sql
@@ -42,6 +57,12 @@ _MAX_GROUP_BYTES = 512 * 1024 * 1024
 are decoded a few at a time, so a group's size does not set the memory it takes)."""
 _DECODE_AHEAD = 4
 """Requests decoded ahead of the insert (their rows wait in memory)."""
+_OVERLAP_MAX_ROWS_FACTOR = 2
+"""A group of more than this many times max_commit_items rows (a huge request decoded in
+chunks) is committed before the next is inserted: its identities are not kept."""
+_PRUNE_EVERY = 64
+"""Every this many commits, cursor rows older than the commit before are deleted (only
+one of two overlapping commits can be such a multiple, so their deletes never meet)."""
 
 
 def _decode_entry(entry: SpoolEntry) -> DecodedBatch:
@@ -109,6 +130,52 @@ class _Group:
                 future.cancel()
 
 
+@dataclass
+class _Open:
+    """A group inserted in a transaction not yet committed."""
+
+    cursor: duckdb.DuckDBPyConnection
+    """The cursor whose transaction holds the rows."""
+    end: int
+    """The group's spool end: the position once committed (the group itself, whose
+    decoded batches are large, is not kept)."""
+    sequence: int
+    """The commit's number (ingest_seq of its rows)."""
+    stored: dict[str, tuple[int, int]]
+    """Per signal: (rows inserted, rows offered)."""
+    keys: dict[str, pa.Table] | None
+    """Per signal: identities of every row offered (None when the group is too large to
+    keep them, and the next must wait for this commit)."""
+    started: float
+    """perf_counter() when the insert began."""
+
+
+@dataclass
+class _State:
+    """Where the materializer thread is between steps."""
+
+    open: _Open | None = None
+    """Inserted, to be committed next."""
+    group: _Group | None = None
+    """Read and being decoded, to be inserted next (after ``open``)."""
+
+    def abandon(self) -> None:
+        """Roll back what is open and drop the group (both are read again)."""
+        if self.open is not None:
+            _rollback(self.open.cursor)
+            self.open = None
+        if self.group is not None:
+            self.group.cancel()
+            self.group = None
+
+
+def _rollback(cursor: duckdb.DuckDBPyConnection) -> None:
+    # A failed COMMIT (a full disk) has already ended the transaction; the error to
+    # report is the original one, not "cannot rollback - no transaction".
+    with contextlib.suppress(duckdb.Error):
+        cursor.rollback()
+
+
 class Materializer:
     """Turns the spool into rows from one thread; see the module docstring."""
 
@@ -124,6 +191,11 @@ class Materializer:
         self._thread = threading.Thread(target=self._run, name="tracemill-materializer",
                                         daemon=True)
         self._commit_sql = load_sql("collector", "record_commit.sql")
+        self._cursor_sql = load_sql("collector", "record_cursor.sql")
+        self._prune_sql = load_sql("collector", "prune_cursor.sql")
+        self._overlap = not store.is_lake
+        self.overlapped_commits = 0
+        """Commits that ran while the next group was inserted."""
         self._statements = {signal: insert_statement(signal) for signal in SIGNALS}
         self.failing: str | None = None
         """The last store error while it persists (None when commits succeed)."""
@@ -131,7 +203,6 @@ class Materializer:
         self.dead_letters = DeadLetters(spool.folder)
         """Requests moved aside because they cannot be decoded."""
         metrics.dead_letters = lambda: self.dead_letters.count
-        self._retry_now = False
         position, commits = store.query(load_sql("collector", "spool_cursor.sql"))[0]
         position = int(position)
         self._commits = int(commits)
@@ -187,37 +258,96 @@ class Materializer:
             self._thread.join()
 
     def _run(self) -> None:
-        cursor = self._store.cursor()
+        cursors = (self._store.cursor(), self._store.cursor())
+        committer = ThreadPoolExecutor(1, thread_name_prefix="tracemill-commit")
+        state = _State()
         try:
-            group: _Group | None = None
             while not self._stop.is_set():
                 try:
-                    group = self._step(cursor, group)
+                    self._step(cursors, committer, state)
                 except Exception as exc:  # this thread must outlive any error
+                    state.abandon()
                     self._failed(exc)
-                    group = None
                     self._stop.wait(1.0)
+            if state.open is not None:  # inserted already: commit it on the way out
+                opened, state.open = state.open, None
+                try:
+                    self._commit_now(opened)
+                except Exception as exc:
+                    self._failed(exc)
         finally:
-            cursor.close()
+            state.abandon()
+            committer.shutdown(wait=True)
+            for cursor in cursors:
+                cursor.close()
 
-    def _step(self, cursor: duckdb.DuckDBPyConnection, group: _Group | None) -> _Group | None:
-        """Store one group (reading it first if needed); return the group to store next."""
-        if group is None:
-            if not self._spool.wait_beyond(self.position, 0.2):
-                return None
-            group = self._next_group(self.position)
+    def _step(self, cursors: tuple[duckdb.DuckDBPyConnection, duckdb.DuckDBPyConnection],
+              committer: Executor, state: _State) -> None:
+        """Insert one group while committing the one before; see the module docstring."""
+        pending = state.open
+        if state.group is None:
+            start = pending.end if pending is not None else self.position
+            if self._spool.end <= start:
+                if pending is not None:  # nothing to overlap with: commit now
+                    state.open = None
+                    self._commit_now(pending)
+                else:
+                    self._spool.wait_beyond(self.position, 0.2)
+                return
+            state.group = self._next_group(start)
+        group = state.group
         # decode the next group while this one is inserted
-        following = None
-        if self._spool.end > group.end:
-            following = self._next_group(group.end)
-        if self._commit(cursor, group):
-            return following
-        if following is not None:
-            following.cancel()
-        if not self._retry_now:
-            self._stop.wait(1.0)
-        self._retry_now = False
-        return None
+        following = self._next_group(group.end) if self._spool.end > group.end else None
+        cursor = cursors[1] if pending is not None and pending.cursor is cursors[0] \
+            else cursors[0]
+        committing = committer.submit(pending.cursor.commit) if pending is not None else None
+        opened: _Open | None = None
+        error: Exception | None = None
+        try:
+            opened = self._open(cursor, group, pending)
+        except Exception as exc:  # handled once the commit beside it has ended
+            error = exc
+        state.open = state.group = None
+        if pending is not None and committing is not None:
+            try:
+                committing.result()
+            except Exception:
+                _rollback(pending.cursor)
+                if opened is not None:  # it relied on the failed rows being stored
+                    _rollback(opened.cursor)
+                group.cancel()
+                if following is not None:
+                    following.cancel()
+                raise
+            self.overlapped_commits += 1
+            self._committed(pending)
+        if error is not None:
+            group.cancel()
+            if following is not None:
+                following.cancel()
+            if not self._insert_failed(error):
+                self._stop.wait(1.0)
+            return
+        assert opened is not None
+        if opened.keys is None:
+            self._commit_now(opened)
+        else:
+            state.open = opened
+        state.group = following
+
+    def _insert_failed(self, error: Exception) -> bool:
+        """Deal with a group that could not be inserted; True to retry at once."""
+        if isinstance(error, _Undecodable):
+            self._quarantine(error)
+            return True  # the group again, without it
+        if isinstance(error, BrokenProcessPool):
+            log.error("a decode worker died; starting new workers and decoding again")
+            self._decoders.restart()
+            return False
+        if isinstance(error, duckdb.Error):
+            self._failed(error)
+            return False
+        raise error
 
     def store_all(self) -> int:
         """Store everything spooled from the calling thread (the thread is not started).
@@ -230,7 +360,7 @@ class Materializer:
             while self.position < self._spool.end:
                 group = self._next_group(self.position)
                 try:
-                    self._store_group(cursor, group)
+                    self._commit_now(self._open(cursor, group, None))
                 except _Undecodable as bad:
                     group.cancel()
                     self._quarantine(bad)
@@ -280,91 +410,95 @@ class Materializer:
         """Move an undecodable request aside, so the ones behind it are stored."""
         self.dead_letters.add(bad.entry, bad.entry.read_payload(), str(bad))
 
-    def _commit(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> bool:
+    def _commit_now(self, opened: _Open) -> None:
+        """Commit an inserted group from this thread."""
         try:
-            self._store_group(cursor, group)
-        except _Undecodable as bad:
-            group.cancel()
-            self._quarantine(bad)
-            self._retry_now = True  # the group again, without it
-            return False
-        except BrokenProcessPool:
-            log.error("a decode worker died; starting new workers and decoding again")
-            group.cancel()
-            self._decoders.restart()
-            return False
-        except duckdb.Error as exc:
-            group.cancel()
-            self._failed(exc)
-            return False
+            opened.cursor.commit()
+        except BaseException:
+            _rollback(opened.cursor)
+            raise
+        self._committed(opened)
+
+    def _committed(self, opened: _Open) -> None:
+        """Account for a group whose commit returned: move the position past it."""
+        self._commits = opened.sequence
+        self._metrics.observe_store(time.perf_counter() - opened.started)
+        for signal, (inserted, offered) in opened.stored.items():
+            self._metrics.add_items(signal, "stored", inserted)
+            self._metrics.add_items(signal, "duplicates", offered - inserted)
         if self.failing is not None:
             log.warning("storing spooled requests succeeds again", extra={"fields": {
                 "failed_attempts": self._failures, "error": self.failing}})
             self.failing = None
             self._failures = 0
-        return True
-
-    def _store_group(self, cursor: duckdb.DuckDBPyConnection, group: _Group) -> None:
-        started = time.perf_counter()
-        end = group.end
-        requests = {signal: sum(entry.signal == signal for entry in group.entries)
-                    for signal in self._statements}
-        stored = self._insert(cursor, self._batches(group), requests, end, self._commits + 1)
-        self._commits += 1
-        self._metrics.observe_store(time.perf_counter() - started)
-        for signal, (inserted, offered) in stored.items():
-            self._metrics.add_items(signal, "stored", inserted)
-            self._metrics.add_items(signal, "duplicates", offered - inserted)
+        end = opened.end
         with self._progress:
             self._position = end
             self._progress.notify_all()
         self._spool.release_before(end)
 
-    def _insert(self, cursor: duckdb.DuckDBPyConnection, batches: Iterator[DecodedBatch],
-                requests: dict[str, int], end: int,
-                sequence: int) -> dict[str, tuple[int, int]]:
-        """Insert the batches and move the cursor to ``end``, in one transaction.
+    def _open(self, cursor: duckdb.DuckDBPyConnection, group: _Group,
+              before: _Open | None) -> _Open:
+        """Insert the group and append the cursor row, in a transaction left open.
 
+        ``before`` is the group inserted before it and not yet committed (its rows are
+        not seen by this transaction's anti-join, so its identities are dropped here).
         Rows go in as slices of at most max_commit_items, so a group with one huge
         request holds one slice in memory, not the request's rows.
         """
+        started = time.perf_counter()
+        sequence = (before.sequence if before is not None else self._commits) + 1
+        in_flight = before.keys if before is not None else None
+        requests = {signal: sum(entry.signal == signal for entry in group.entries)
+                    for signal in self._statements}
         tallies = {signal: _Tally() for signal in self._statements}
         waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._statements}
+        keys: dict[str, list[pa.Table]] | None = \
+            {signal: [] for signal in self._statements} if self._overlap else None
+        offered = 0
+
+        def insert(signal: str) -> int:
+            if keys is not None:
+                keys[signal].extend(identities(table, self._statements[signal].identity)
+                                    for table in waiting[signal])
+            return insert_rows(cursor, self._statements[signal], waiting[signal], sequence,
+                               in_flight=in_flight.get(signal) if in_flight else None)
+
         cursor.begin()
         try:
-            for batch in batches:
+            for batch in self._batches(group):
                 tally = tallies[batch.signal]
                 tally.add(batch)
+                offered += batch.rows.num_rows
+                if offered > _OVERLAP_MAX_ROWS_FACTOR * self._max_items:
+                    keys = None  # too many to keep: the next group waits for this commit
                 waiting[batch.signal].append(batch.rows)
                 if sum(table.num_rows for table in waiting[batch.signal]) >= self._max_items:
-                    tally.inserted += self._insert_rows(cursor, batch.signal,
-                                                        waiting[batch.signal], sequence)
+                    tally.inserted += insert(batch.signal)
                     waiting[batch.signal] = []
             now = time.time_ns()
             stored: dict[str, tuple[int, int]] = {}
             for signal, tally in tallies.items():
                 if not requests[signal]:
                     continue
-                tally.inserted += self._insert_rows(cursor, signal, waiting[signal], sequence)
+                tally.inserted += insert(signal)
                 cursor.execute(self._commit_sql, [
                     now, signal, requests[signal], tally.received, tally.inserted,
-                    tally.rows - tally.inserted, tally.rejected, tally.payload_bytes, end,
+                    tally.rows - tally.inserted, tally.rejected, tally.payload_bytes,
+                    group.end,
                 ])
                 stored[signal] = (tally.inserted, tally.rows)
-            cursor.execute("UPDATE collector_spool_cursor SET position = ?, commits = ?",
-                           [end, sequence])
-            cursor.commit()
+            cursor.execute(self._cursor_sql, [group.end, sequence])
+            if sequence % _PRUNE_EVERY == 0:
+                cursor.execute(self._prune_sql, [sequence - 1])
         except BaseException:
-            # A failed COMMIT (a full disk) has already ended the transaction; the error
-            # to report is the original one, not "cannot rollback - no transaction".
-            with contextlib.suppress(duckdb.Error):
-                cursor.rollback()
+            _rollback(cursor)
             raise
-        return stored
-
-    def _insert_rows(self, cursor: duckdb.DuckDBPyConnection, signal: str,
-                     tables: list[pa.Table], sequence: int) -> int:
-        return insert_rows(cursor, self._statements[signal], tables, sequence)
+        # combined into buffers of their own: slices would keep the batches alive
+        kept = None if keys is None else {
+            signal: pa.concat_tables(tables).combine_chunks()
+            for signal, tables in keys.items() if tables}
+        return _Open(cursor, group.end, sequence, stored, kept, started)
 
 
 @dataclass
