@@ -22,6 +22,7 @@ import orjson
 import pyarrow as pa
 
 from collector import native
+from collector._item_reader import not_a_request, read_request
 from collector.checks import (
     MAX_EXPLAINED,
     NOTHING_REFUSED,
@@ -31,9 +32,6 @@ from collector.checks import (
     check_request,
     check_span,
     log_problem,
-    not_traces,
-    read_logs,
-    read_traces,
     refused_before,
     rejection_message,
     span_problem,
@@ -175,14 +173,14 @@ def _compiled_chunks(payload: bytes, received_unix_nano: int, max_rows: int,
             yield DecodedBatch("traces", chunk.rows, chunk.received, chunk.rejected,
                                chunk.problems, chunk.payload_bytes, received_unix_nano)
     except native.MalformedRequest as exc:
-        raise InvalidRequest(not_traces(str(exc))) from None
+        raise InvalidRequest(not_a_request("traces", str(exc))) from None
 
 
 def _trace_chunks(payload: bytes, received_unix_nano: int,
                   max_rows: int | None) -> Iterator[DecodedBatch]:
-    # span by span (collector.checks.read_traces): memory grows with a span and the rows
+    # span by span (collector._item_reader.read_request): memory grows with a span and the rows
     # of a chunk, never with the parsed request
-    request = read_traces(payload)
+    request = read_request("traces", payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []
@@ -273,7 +271,7 @@ def decode_logs(payload: bytes, received_unix_nano: int) -> DecodedBatch:
 
 def _log_chunks(payload: bytes, received_unix_nano: int,
                 max_rows: int | None) -> Iterator[DecodedBatch]:
-    request = read_logs(payload)
+    request = read_request("logs", payload)
     rows: list[tuple[Any, ...]] = []
     received = rejected = 0
     problems: list[str] = []

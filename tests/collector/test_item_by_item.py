@@ -1,7 +1,7 @@
 """The pure-Python reader that parses a request item by item accepts, refuses and yields
 exactly what a whole ``ParseFromString`` does.
 
-``collector.checks.read_traces`` / ``read_logs`` keep the pure-Python check and decoder
+``collector._item_reader.read_request`` keeps the pure-Python check and decoder
 (used where the compiled decoder is not built, and for log records always) within the
 memory of one item. Hypothesis builds requests (every AnyValue type, messages given in
 parts that protobuf merges, unknown fields and groups, ids of every length) and random
@@ -23,7 +23,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue
 from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 
-from collector.checks import check_request, parse_logs, parse_traces, read_logs, read_traces
+from collector._item_reader import parse_request, read_request
+from collector.checks import check_request
 from collector.decode import decode_chunks, decode_logs, decode_traces
 from collector.errors import InvalidRequest
 from tests.collector.test_fastdecode import (
@@ -48,7 +49,7 @@ _UNKNOWN = b"\xa8\x06\x01" + b"\xb1\x06" + bytes(8) + b"\xba\x06\x02hi" + b"\xc3
 def _whole(signal: str, payload: bytes) -> list[tuple[Any, ...]] | str:
     """What a whole parse gives: (resource shell, scope shell, items) per scope."""
     try:
-        request: Any = parse_traces(payload) if signal == "traces" else parse_logs(payload)
+        request = parse_request(signal, payload)  # type: ignore[arg-type]
     except InvalidRequest:
         return "invalid"
     out: list[tuple[Any, ...]] = []
@@ -67,12 +68,12 @@ def _streamed(signal: str, payload: bytes) -> list[tuple[Any, ...]] | str:
     try:
         out: list[tuple[Any, ...]] = []
         if signal == "traces":
-            for resource in read_traces(payload).resource_spans:
+            for resource in read_request("traces", payload).resource_spans:
                 out.append((resource.resource, resource.schema_url, None, None, []))
                 for scope in resource.scope_spans:
                     out.append((None, None, scope.scope, scope.schema_url, list(scope.spans)))
         else:
-            for resource in read_logs(payload).resource_logs:
+            for resource in read_request("logs", payload).resource_logs:
                 out.append((resource.resource, resource.schema_url, None, None, []))
                 for scope in resource.scope_logs:
                     out.append((None, None, scope.scope, scope.schema_url,
