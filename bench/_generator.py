@@ -4,8 +4,9 @@
 the driver). It builds the request templates before timing starts, waits for ``"go"``,
 then keeps ``concurrency`` OTLP/gRPC Export calls in flight with ``grpc.aio`` (closed loop,
 or a fixed offered rate). Each call stamps a fresh 4-byte request number into every id of
-a pre-built body, so every span of a run is unique. Retryable answers (OTLP's list;
-RESOURCE_EXHAUSTED only with ``RetryInfo``) resend the same bytes after the server's
+a pre-built body, so every span of a run is unique, and moves its span and event times so
+that the body's latest one is the moment it is sent (``_stamping.py``). Retryable answers
+(OTLP's list; RESOURCE_EXHAUSTED only with ``RetryInfo``) resend the same bytes after the server's
 ``RetryInfo`` delay or an exponential back-off.
 """
 
@@ -19,6 +20,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from _spans import build_templates
+from _stamping import Stamper
 
 EXPORT_METHOD = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
@@ -104,7 +106,7 @@ def _retry_delay(err: object) -> float | None:
     return None
 
 
-async def _generate(cfg: LoadConfig, templates: list[list[bytes]], go_time: float,
+async def _generate(cfg: LoadConfig, templates: list[Stamper], go_time: float,
                     result: GeneratorResult) -> None:
     """Drive the load against ``cfg.target`` until ``cfg.duration_s`` has passed and
     every in-flight request has been answered (or given up on)."""
@@ -182,8 +184,8 @@ async def _generate(cfg: LoadConfig, templates: list[list[bytes]], go_time: floa
                 await asyncio.sleep(max(0.0, scheduled - time.perf_counter()))
             elif time.perf_counter() >= end_time:
                 return
-            segments = templates[number % len(templates)]
-            await deliver(number.to_bytes(4, "big").join(segments))
+            template = templates[number % len(templates)]
+            await deliver(template.request(number, time.time_ns()))
 
     try:
         await asyncio.gather(*(worker() for _ in range(cfg.concurrency)))
@@ -201,10 +203,11 @@ def generator_main(cfg: LoadConfig, conn: multiprocessing.connection.Connection)
     """
     templates, avg_span_bytes = build_templates(cfg.seed, cfg.templates,
                                                 cfg.spans_per_request, cfg.spans_per_trace)
+    stampers = [Stamper(segments) for segments in templates]
     conn.send("ready")
     if conn.recv() != "go":
         return
     result = GeneratorResult(avg_span_bytes=avg_span_bytes)
-    asyncio.run(_generate(cfg, templates, time.perf_counter(), result))
+    asyncio.run(_generate(cfg, stampers, time.perf_counter(), result))
     conn.send(asdict(result))
 
