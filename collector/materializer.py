@@ -267,6 +267,8 @@ class Materializer:
                     self._step(cursors, committer, state)
                 except Exception as exc:  # this thread must outlive any error
                     state.abandon()
+                    for cursor in cursors:  # a transaction opened before the error
+                        _rollback(cursor)
                     self._failed(exc)
                     self._stop.wait(1.0)
             if state.open is not None:  # inserted already: commit it on the way out
@@ -435,7 +437,11 @@ class Materializer:
         with self._progress:
             self._position = end
             self._progress.notify_all()
-        self._spool.release_before(end)
+        try:
+            self._spool.release_before(end)
+        except OSError as exc:  # stored anyway; a segment left behind is read again later
+            log.warning("could not delete a stored spool segment", extra={"fields": {
+                "error": f"{type(exc).__name__}: {exc}"}})
 
     def _open(self, cursor: duckdb.DuckDBPyConnection, group: _Group,
               before: _Open | None) -> _Open:
@@ -464,8 +470,8 @@ class Materializer:
             return insert_rows(cursor, self._statements[signal], waiting[signal], sequence,
                                in_flight=in_flight.get(signal) if in_flight else None)
 
-        cursor.begin()
         try:
+            cursor.begin()
             for batch in self._batches(group):
                 tally = tallies[batch.signal]
                 tally.add(batch)

@@ -151,3 +151,42 @@ def test_cursor_rows_are_pruned_and_an_old_single_row_cursor_still_reads(
         assert again.query("SELECT max(ingest_seq) FROM otlp_spans") == [(501,)]
     finally:
         again.close()
+
+
+def test_a_spool_segment_that_cannot_be_deleted_does_not_stop_storing(
+        tmp_path: Path) -> None:
+    # Deleting a stored segment fails once (EACCES, EROFS: the one seam replaced here),
+    # right after a commit that had the next group's transaction open beside it: the
+    # rows are stored, so storing must go on, and the open transaction must not be left
+    # behind on its cursor (every later group would fail "transaction is aborted").
+    settings = Settings(db=tmp_path / "overlap.duckdb", decode_workers=0,
+                        max_commit_items=2 * _SPANS)
+    store = open_store(settings.db)
+    pipeline = Pipeline(settings, store, Metrics())
+    release = pipeline.spool.release_before
+    calls = 0
+
+    def release_failing_once(position: int) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise PermissionError(13, "Permission denied", "00000000000000000000.seg")
+        release(position)
+
+    pipeline.spool.release_before = release_failing_once  # type: ignore[method-assign]
+    pipeline.writer.start()
+    for first in range(0, 2000, _SPANS):
+        pipeline.intake.export_blocking("traces", _request(_spans(first)), "file")
+    pipeline.writer.close()
+    pipeline.materializer.start()
+    try:
+        assert pipeline.materializer.flush(60), pipeline.materializer.failing
+        assert pipeline.materializer.overlapped_commits >= 1
+        assert calls > 2
+    finally:
+        pipeline.materializer.close(5)
+        pipeline.decoders.shutdown()
+        pipeline.spool.close()
+    assert store.query(
+        "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM otlp_spans") == [
+        (2000, 2000)]
