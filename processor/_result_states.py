@@ -432,6 +432,12 @@ def token_state(value: str) -> Refusal | None:
 _ALREADY_STATE = re.compile(
     r"\balready\s+(?:(?:been|be|being|is|was|were|are|marked|set|in|as|a|an|the|to)\s+)*"
     r"(?P<state>[a-z]+)")
+# "already <state>" words that say the goal's thing is there, whatever the action was.
+_ALREADY_HOLDS = frozenset({"exists", "exist", "awaiting", "has", "have", "registered",
+                            "subscribed", "enrolled", "done", "there", "present"})
+# The state is someone else's: the seat, slot or address cannot be had, not already had.
+_SOMEONE_ELSE = re.compile(r"\b(?:by|to|for|with)\s+(?:another|other|a different)\b"
+                           r"|\bsomeone else\b|\bin use\b")
 # What an action that ends a standing state leaves: resuming a line leaves it active.
 _LEAVES_STANDING = {"active", "live", "enabled", "activated", "unlocked", "unblocked",
                     "reactivated", "resumed", "restored"}
@@ -466,15 +472,17 @@ def end_state(text: str, done: str | None) -> EndState | None:
         action for action in actions if not _is_generic(action)]
     reached = passed = False
     if "already" in lowered:
+        if _SOMEONE_ELSE.search(lowered):  # "already booked by another customer"
+            return "passed"
         for match in _ALREADY_STATE.finditer(lowered):
             state = match.group("state")
             if any(_reaches(state, target) for target in targets) or (
                     done is None and not targets):  # "already X", nothing refused
                 reached = True
-            elif state in _COMPLETED or state in _OWN_KIND or state in _EXPIRED:
-                passed = True  # already shipped, when cancelling
-            else:
+            elif state in _ALREADY_HOLDS:
                 reached = True  # already exists, already awaiting payment, already has
+            else:
+                passed = True  # already shipped when cancelling, already departed, taken
         if reached or passed:
             return "reached" if reached else "passed"
     named = _named_state(lowered, spans)

@@ -112,6 +112,8 @@ _GENERIC_FAILURE = re.compile(
     r"^\W*(?:(?:error|failure)\b" + _DOCUMENTED + r"|(?:failed|fatal|unable to|could ?n[o']t|"
     r"cannot|can ?n[o']t|not able to|denied|invalid|oops|something went wrong)\b|"
     # "Refund declined: outside the window", "Payment failed.", "Transfer rejected"
+    # but not a count of none: "No payments failed.", "Nothing was declined."
+    r"(?!(?:no|none|nothing|zero|never|not)\b)"
     r"(?:[a-z]+ ){1,2}(?:declined|failed|rejected|denied|refused)(?:\s*[:.!-]|$))", re.I)
 
 _ALREADY_WORDS = re.compile(

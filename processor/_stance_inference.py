@@ -74,7 +74,8 @@ MISTAKEN_INFERENCE = (
         entitled|guaranteed|guarantees|must\ (?:refund|give|pay|cover|compensate|honou?r)|
         gives?\ (?:a\ |me\ |us\ |you\ )?(?:full|free|complete)|(?:is|are)\ covered|
         (?:is|are)\ free)\b[^.?!]{0,60}?(?:,\s*|\s+)(?:so|which\ means|that\ means|meaning)
-        \b(?!\ that\b|\ i\ can\b|\ we\ can\b)""",
+        \b(?!\ that\b|\ i\ can\b|\ we\ can\b|\s+(?:please|kindly|can\ you|could\ you|
+        would\ you|will\ you)\b)""",
            cues="always never every free included includes covers refundable unlimited entitled "
                 "guaranteed guarantees must gives give covered",
            needs="so means meaning"),
@@ -130,7 +131,8 @@ CONFLICTING_REVERSAL = (
            r"\b" + _END + r"""\b[^?!]{0,90}?
            (?:[.;]\s*|,\s*(?:and\s+)?(?:then|also)\s+|\b(?:also|then|and\ (?:then|also)|
            and\ (?:can|could|will)\ you|while\ you'?re\ at\ it)\b[^.?!]{0,20}?)
-           (?:[\w']+\s+){0,4}?""" + _GO_ON + r"\b",
+           (?:[\w']+\s+){0,4}?""" + _GO_ON + r"""\b
+           (?![^.?!]{0,40}?\b(?:new|another|replacement|instead|different)\b)""",
            cues="cancel close unsubscribe terminate end stop turn switch disable block delete "
                 "remove quit opt don't dont do more refund suspend",
            needs="send deliver set setup upgrade renew sign subscribe make still call email "

@@ -159,7 +159,7 @@ from processor._result_bodies import (
 )
 from processor._result_states import end_state, state_refusal
 from processor._result_words import CONDITION_OF_FAULT, text_fault, word
-from processor.tool_verbs import is_action, reads_a_record
+from processor.tool_verbs import is_action, reads, reads_a_record
 
 __all__ = ["CONDITIONS", "FAULTS", "ResultReading", "end_state", "is_action",
            "parse_result", "read_result", "state_refusal"]
@@ -260,8 +260,9 @@ def read_result(result: str | None, *, status: str = "ok", error: str | None = N
         plain = _plain_record(parsed)
         if plain is not None:
             return plain
-    lookup = tool is not None and not is_action(tool)
-    verdict = Verdict(informational=lookup or tool is None, lookup=lookup)
+    # only a tool named as a reader reports data; an unknown verb may be an action
+    lookup = reads(tool)
+    verdict = Verdict(informational=lookup, lookup=lookup)
     if malformed:
         verdict.fail("malformed", "body is not valid JSON")
     elif parsed is not None:

@@ -65,6 +65,12 @@ def is_action(tool: str) -> bool:
     return _tool_kind(tool) == "action"
 
 
+def reads(tool: str | None) -> bool:
+    """Whether the tool's name says it only reads (a known reading verb comes first:
+    ``get_…``, ``search_…``, ``list_…``); False for actions, unknown verbs and no name."""
+    return tool is not None and _tool_kind(tool) == "read"
+
+
 def reads_a_record(tool: str | None) -> bool:
     """Whether the tool's first verb reads one record (get, lookup, fetch, read, retrieve,
     show, view, describe, load, find), so that an empty answer means there is none; False

@@ -339,6 +339,13 @@ def test_the_model_person_is_told_it_cannot_be_done() -> None:
     ("Error: Line must be active to suspend", "suspended", None),
     ("Order #1 is already cancelled.", None, "reached"),  # no action known: "already" holds
     ("Already shipped: it cannot be cancelled.", None, "passed"),  # the refused verb decides
+    # an "already" state that is not the goal's own is in the way, not the goal reached
+    ("Flight HAT001 has already departed and cannot be changed.", "changed", "passed"),
+    ("Error: seat 12A is already taken.", "selected", "passed"),
+    ("Error: room already occupied.", "booked", "passed"),
+    ("Error: time slot already booked by another customer.", "booked", "passed"),
+    ("Email already in use.", "created", "passed"),
+    ("Account already exists.", "created", "reached"),
 ])
 def test_end_state(text: str, done: str | None, expected: str | None) -> None:
     assert end_state(text, done) == expected

@@ -264,11 +264,27 @@ def test_what_reads_as_a_rule(text: str, rule: bool) -> None:
 
 @pytest.mark.parametrize("case", [case for case in SUCCESSES if not case[2].startswith(
     ("{", "["))], ids=lambda case: case[0])
-def test_a_rule_read_without_a_tool_name_is_a_success_too(case: tuple[str, str, str]) -> None:
-    """Some callers read a result without the tool's name: a rule stays a rule."""
-    reading = read_result(case[2])
-    if case[0] != "lookup-reports-state":  # one record's state: only a lookup's is data
-        assert reading.condition == "success", reading
+def test_a_rule_read_without_a_tool_name_is_not_taken_for_data(
+        case: tuple[str, str, str]) -> None:
+    """Without the tool's name nothing says it only reads: a text that states a rule may
+    be the refusal of an action, so it reads as its words say (the span's tool decides
+    whenever there is one), and the same text from a named lookup is a success."""
+    assert read_result(case[2], tool=case[1]).condition == "success"
+
+
+@pytest.mark.parametrize(("tool", "text"), [
+    (None, "Bookings cannot be changed within 24 hours of departure."),
+    (None, "Late cancellations are not allowed."),
+    ("checkout", "Your order has shipped and can no longer be cancelled."),
+    ("ship_order", "Order #W123 has already been shipped and cannot be modified."),
+    ("hold_seat", "Bookings cannot be changed within 24 hours of departure."),
+    ("file_claim", "Trades are not permitted outside market hours."),
+])
+def test_a_tool_not_named_as_a_reader_is_refused_by_a_rule(tool: str | None,
+                                                           text: str) -> None:
+    """Only a name that says the tool reads (get, search, list, ...) makes a rule data: a
+    verb the catalogue does not know may be an action, and no name says nothing."""
+    assert read_result(text, tool=tool).condition != "success"
 
 
 def test_an_action_stating_a_rule_is_refused_by_it() -> None:
@@ -277,3 +293,11 @@ def test_an_action_stating_a_rule_is_refused_by_it() -> None:
     for tool, failed in (("get_ticket_policy", False), ("cancel_booking", True)):
         reading = read_result("Late cancellations are not allowed.", tool=tool)
         assert reading.failed is failed, (tool, reading)
+
+
+@pytest.mark.parametrize("text", ["No payments failed.", "None failed.",
+                                  "Nothing was declined.", "Zero transactions declined.",
+                                  "No items rejected."])
+def test_a_count_of_no_failures_is_a_success(text: str) -> None:
+    assert read_result(text, tool="process_refund").condition == "success"
+    assert read_result(text).condition == "success"

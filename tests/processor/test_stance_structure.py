@@ -112,3 +112,15 @@ def test_the_structural_families_explain_themselves() -> None:
     names = {name for _, name, _ in stance_evidence(
         "I paid for the trip with miles, so the airport taxes are zero as well.")}
     assert "inferred_conclusion" in names
+
+
+@pytest.mark.parametrize("text", [
+    "Please cancel my old phone line and then set up the new one on the family plan.",
+    "Close the old account, then open a different one in my name.",
+    "My insurance covers this, so please bill them directly.",
+    "The warranty covers the screen, so could you book a repair?",
+])
+def test_replacing_a_thing_or_asking_on_a_stated_rule_stays_ordinary(text: str) -> None:
+    """Ending one thing to set up a new one is not a reversal, and a request built on a
+    rule the person states is not a conclusion asserted as settled."""
+    assert classify_stance(text) == "ordinary"
