@@ -9,10 +9,12 @@ both sides of group boundaries, through the real spool, decoder and DuckDB file.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from collector.metrics import Metrics
 from collector.pipeline import Pipeline, spool_folder
@@ -190,3 +192,59 @@ def test_a_spool_segment_that_cannot_be_deleted_does_not_stop_storing(
     assert store.query(
         "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM otlp_spans") == [
         (2000, 2000)]
+
+
+class _CommitFailingOnce:
+    """A DuckDB cursor whose first COMMIT on the commit thread fails like a full disk
+    (the one seam replaced: DuckDB's own commit; everything else is the real cursor)."""
+
+    failed = False
+
+    def __init__(self, cursor: duckdb.DuckDBPyConnection) -> None:
+        self._cursor = cursor
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._cursor, name)
+
+    def commit(self) -> object:
+        if not _CommitFailingOnce.failed and \
+                threading.current_thread().name.startswith("tracemill-commit"):
+            _CommitFailingOnce.failed = True
+            self._cursor.rollback()
+            raise duckdb.IOException("could not write to file: No space left on device")
+        return self._cursor.commit()
+
+
+def test_a_commit_that_fails_while_the_next_group_is_open_stores_both_again_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # group N's COMMIT fails on the commit thread while N+1 is inserted beside it: N+1
+    # relied on N's rows (its duplicate check skipped N's keys), so both are rolled back
+    # and stored again from the committed position, nothing lost and nothing twice
+    _CommitFailingOnce.failed = False
+    settings = Settings(db=tmp_path / "overlap.duckdb", decode_workers=0,
+                        max_commit_items=2 * _SPANS)
+    store = open_store(settings.db)
+    real_cursor = store.cursor
+    monkeypatch.setattr(store, "cursor", lambda: _CommitFailingOnce(real_cursor()))
+    pipeline = Pipeline(settings, store, Metrics())
+    pipeline.writer.start()
+    requests = [_request(_spans(first)) for first in range(0, 1000, _SPANS)]
+    requests += [_request(_spans(0)), _request(_spans(500))]  # re-delivered
+    for payload in requests:
+        pipeline.intake.export_blocking("traces", payload, "file")
+    pipeline.writer.close()
+    pipeline.materializer.start()
+    try:
+        assert pipeline.materializer.flush(60), pipeline.materializer.failing
+    finally:
+        pipeline.materializer.close(5)
+        pipeline.decoders.shutdown()
+        pipeline.spool.close()
+    monkeypatch.undo()
+    assert _CommitFailingOnce.failed
+    assert pipeline.materializer.overlapped_commits >= 1
+    assert store.query(
+        "SELECT count(*), count(DISTINCT (trace_id, span_id)) FROM otlp_spans") == [
+        (1000, 1000)]
+    assert pipeline.metrics.items("traces", "stored") == 1000
+    assert pipeline.metrics.items("traces", "duplicates") == 2 * _SPANS
