@@ -2,8 +2,8 @@
 
 One thread reads durable records from the spool, has them decoded by a pool of worker
 processes (decoding is CPU-bound Python; in processes it runs beside the receivers and
-the DuckDB insert instead of sharing one interpreter lock), and inserts each group with
-an anti-join that drops re-delivered items (see ``collector/insert.py``), in one
+the DuckDB insert instead of sharing one interpreter lock), and inserts each group less
+the re-delivered items a lookup of its keys finds stored (see ``collector/insert.py``), in one
 transaction that also records the spool position reached. While one group is inserted
 the next is being decoded. Segments wholly behind the committed position are deleted.
 
@@ -15,7 +15,7 @@ commit, half of the storing time, moves onto the second core. Three rules keep t
   the position (with the spool segments it frees) moves only after a commit.
 * The cursor is append-only (``collector/sql/record_cursor.sql``): two open transactions
   never write the same row, which DuckDB would refuse as a conflict.
-* N+1's anti-join cannot see N's rows (not committed when N+1 began), so N+1 drops rows
+* N+1's duplicate lookup cannot see N's rows (not committed when N+1 began), so N+1 drops rows
   whose identity N inserted, from N's identities kept in memory: a request re-delivered
   across the two groups is stored once.
 
@@ -448,7 +448,7 @@ class Materializer:
         """Insert the group and append the cursor row, in a transaction left open.
 
         ``before`` is the group inserted before it and not yet committed (its rows are
-        not seen by this transaction's anti-join, so its identities are dropped here).
+        not seen by this transaction's duplicate lookup, so its identities are dropped here).
         Rows go in as slices of at most max_commit_items, so a group with one huge
         request holds one slice in memory, not the request's rows.
         """
