@@ -30,6 +30,16 @@ def _request() -> tuple[SpooledRequest, set[str]]:
             {span.span_id.hex() for span in spans})
 
 
+def _append(spool: Spool, count: int) -> set[str]:
+    """Append ``count`` requests, one at a time (as acknowledged); their span ids."""
+    appended: set[str] = set()
+    for _ in range(count):
+        request, ids = _request()
+        spool.append([request])
+        appended |= ids
+    return appended
+
+
 def _store(db: Path, max_commit_items: int = 20_000) -> tuple[int, list[str]]:
     """Store the spool as a restarted collector would; the cursor and the stored span ids."""
     store = open_store(db)
@@ -46,11 +56,7 @@ def _store(db: Path, max_commit_items: int = 20_000) -> tuple[int, list[str]]:
 def test_a_torn_tail_is_cut_and_every_complete_record_is_stored_once(tmp_path: Path) -> None:
     db = tmp_path / "store.duckdb"
     spool = Spool(spool_folder(db))
-    acknowledged: set[str] = set()
-    for _ in range(3):
-        request, ids = _request()
-        spool.append([request])
-        acknowledged |= ids
+    acknowledged = _append(spool, 3)
     durable_end = spool.end
     spool.close()
     (segment,) = spool_folder(db).glob("*.seg")  # the one file the crash tore
@@ -77,11 +83,7 @@ def test_released_segments_and_a_restart_store_everything_once(tmp_path: Path) -
     db = tmp_path / "store.duckdb"
     folder = spool_folder(db)
     spool = Spool(folder, segment_bytes=8 * 1024)  # a new segment every request or two
-    acknowledged: set[str] = set()
-    for _ in range(12):
-        request, ids = _request()
-        spool.append([request])
-        acknowledged |= ids
+    acknowledged = _append(spool, 12)
     end = spool.end
     spool.close()
     segments = len(list(folder.glob("*.seg")))
@@ -96,10 +98,7 @@ def test_released_segments_and_a_restart_store_everything_once(tmp_path: Path) -
 
     spool = Spool(folder, segment_bytes=8 * 1024)  # restart: the cursor lies in this spool
     assert spool.start <= position <= spool.end
-    for _ in range(5):
-        request, ids = _request()
-        spool.append([request])
-        acknowledged |= ids
+    acknowledged |= _append(spool, 5)
     end = spool.end
     spool.close()
     position, stored = _store(db, max_commit_items=3 * _SPANS)
