@@ -306,7 +306,7 @@ class Materializer:
         opened: _Open | None = None
         error: Exception | None = None
         try:
-            opened = self._open(cursor, group, pending)
+            opened = self._open(cursor, group, pending, overlap=self._overlap)
         except Exception as exc:  # handled once the commit beside it has ended
             error = exc
         state.open = state.group = None
@@ -362,7 +362,7 @@ class Materializer:
             while self.position < self._spool.end:
                 group = self._next_group(self.position)
                 try:
-                    self._commit_now(self._open(cursor, group, None))
+                    self._commit_now(self._open(cursor, group, None, overlap=False))
                 except _Undecodable as bad:
                     group.cancel()
                     self._quarantine(bad)
@@ -444,11 +444,12 @@ class Materializer:
                 "error": f"{type(exc).__name__}: {exc}"}})
 
     def _open(self, cursor: duckdb.DuckDBPyConnection, group: _Group,
-              before: _Open | None) -> _Open:
+              before: _Open | None, *, overlap: bool) -> _Open:
         """Insert the group and append the cursor row, in a transaction left open.
 
         ``before`` is the group inserted before it and not yet committed (its rows are
         not seen by this transaction's duplicate lookup, so its identities are dropped here).
+        ``overlap``: keep this group's identities, for the group inserted while it commits.
         Rows go in as slices of at most max_commit_items, so a group with one huge
         request holds one slice in memory, not the request's rows.
         """
@@ -460,7 +461,7 @@ class Materializer:
         tallies = {signal: _Tally() for signal in self._statements}
         waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._statements}
         keys: dict[str, list[pa.Table]] | None = \
-            {signal: [] for signal in self._statements} if self._overlap else None
+            {signal: [] for signal in self._statements} if overlap else None
         offered = 0
 
         def insert(signal: str) -> int:
