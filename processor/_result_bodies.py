@@ -81,16 +81,13 @@ INTERESTING_KEYS = _OBJECT_KEYS | _FIELD_KEYS | frozenset(LIST_KEYS) | {"content
 class Verdict:
     """What the parts of one body say, gathered as it is read."""
 
-    __slots__ = ("code_world", "evidence", "failed", "fault", "informational", "lookup",
-                 "success", "world")
+    __slots__ = ("code_world", "evidence", "failed", "fault", "lookup", "success", "world")
 
-    def __init__(self, *, informational: bool = False, lookup: bool = False) -> None:
-        self.informational = informational
-        """The answer of a tool that does not act (a lookup, a search, a policy page) or of
-        a tool not named: a rule it states is no refusal of the call
-        (:func:`processor._result_words.text_fault`)."""
+    def __init__(self, *, lookup: bool = False) -> None:
         self.lookup = lookup
-        """The tool is named and does not act: a state its answer reports is data."""
+        """The tool is named as a reader (a lookup, a search, a policy page): a rule it
+        states is no refusal of the call, and a state its answer reports is data
+        (:func:`processor._result_words.text_fault`)."""
         self.failed = False
         self.success = False
         self.fault: str | None = None
@@ -200,12 +197,10 @@ def _read_message(text: str, verdict: Verdict, *, generic: bool) -> None:
     generic = generic or verdict.failed
     if len(text) > 2 * SHORT:
         text = text[: 2 * SHORT]
-    informational, lookup = verdict.informational, verdict.lookup
-    fault = text_fault(text, generic=generic, informational=informational, lookup=lookup)
+    fault = text_fault(text, generic=generic, lookup=verdict.lookup)
     if fault is not None and (generic or verdict.failed or not verdict.success):
         verdict.fail(fault, f"body message '{text[:60]}'")
-    verdict.see_world(text_world(text, failed=verdict.failed, informational=informational,
-                                 lookup=lookup))
+    verdict.see_world(text_world(text, failed=verdict.failed, lookup=verdict.lookup))
     if verdict.world is None and not verdict.failed and "partial" in text.lower() \
             and PARTIAL_WORDS.search(text):
         verdict.see_world("partially_completed")
@@ -439,12 +434,10 @@ def read_text(text: str, verdict: Verdict) -> None:
         return
     if len(text) > SHORT:
         return
-    informational, lookup = verdict.informational, verdict.lookup
-    fault = text_fault(text, generic=False, informational=informational, lookup=lookup)
+    fault = text_fault(text, generic=False, lookup=verdict.lookup)
     if fault is not None:
         verdict.fail(fault, f"text '{text[:60]}'")
-    verdict.see_world(text_world(text, failed=fault is not None, informational=informational,
-                                 lookup=lookup))
+    verdict.see_world(text_world(text, failed=fault is not None, lookup=verdict.lookup))
 
 
 def read_parsed(parsed: Any, verdict: Verdict) -> None:

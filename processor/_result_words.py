@@ -200,8 +200,7 @@ _ANY_HINT = re.compile("|".join(re.escape(hint) for _, _, hints in _HINTS for hi
 _ANY_GENERIC_HINT = re.compile("|".join(re.escape(hint) for hint in _GENERIC_HINTS))
 
 
-def text_fault(text: str, *, generic: bool, informational: bool = False,
-               lookup: bool = False) -> str | None:
+def text_fault(text: str, *, generic: bool, lookup: bool = False) -> str | None:
     """The fault a sentence names; with ``generic``, "Error ..."/"Unable to ..." count too.
 
     A refusal that names the record's state (:mod:`processor._result_states`) is a fault
@@ -209,20 +208,19 @@ def text_fault(text: str, *, generic: bool, informational: bool = False,
     be cancelled"): ``conflict``, or ``declined`` for a rule of time or eligibility; "not
     allowed" in such a refusal is the state's doing, not a permission.
 
-    ``informational``: the answer of a tool that does not act (a lookup, a policy or FAQ
-    search) or of a tool not named. Without ``generic``, such an answer that states a rule
-    (:func:`rule_statement`: "Late cancellations are not allowed.", "Basic economy:
-    changes not permitted.") names no fault. ``lookup``: the tool is named and does not
-    act; a state its answer says forbids some action ("Your order has shipped and can no
-    longer be cancelled online") is what the lookup found, not a refusal of the lookup
-    (a tool not named is not given that benefit: its text may be the refusal of an
-    action). A rule statement still names what no rule says:
+    ``lookup``: the answer of a tool named as a reader (a lookup, a policy or FAQ search;
+    a tool not named, or named with a verb not known, is not given this benefit: its text
+    may be the refusal of an action). Without ``generic``, such an answer that states a
+    rule (:func:`rule_statement`: "Late cancellations are not allowed.", "Basic economy:
+    changes not permitted.") names no fault, and a state it says forbids some action
+    ("Your order has shipped and can no longer be cancelled online") is what the lookup
+    found, not a refusal of the lookup. A rule statement still names what no rule says:
     a time-out, a missing record, credentials ("Authentication credentials were not
     provided."), a rate limit.
     """
     lowered = text.lower()
     lookup = lookup and not generic
-    rule = informational and not generic and rule_statement(text)
+    rule = lookup and rule_statement(text)
     if _ANY_HINT.search(lowered):
         for fault, words, hints in _HINTS:
             if any(hint in lowered for hint in hints) and words.search(text):
@@ -346,14 +344,13 @@ _ANY_KIND_HINT = re.compile("|".join(re.escape(hint) for _, _, hints in _KIND_HI
                                      for hint in hints))
 
 
-def text_world(text: str, *, failed: bool = False, informational: bool = False,
-               lookup: bool = False) -> str | None:
+def text_world(text: str, *, failed: bool = False, lookup: bool = False) -> str | None:
     """The world state a sentence names: "already ...", "duplicate", or a refusal that
     names a completed state of the record (``failed``: the text is known to be a failure,
-    see :func:`processor._result_states.state_refusal`). ``informational`` (see
-    :func:`text_fault`): a rule statement names none; ``lookup``: nor does a state that
-    forbids some action in the answer of a lookup that did not fail (what it found)."""
-    if informational and not failed and rule_statement(text):
+    see :func:`processor._result_states.state_refusal`). ``lookup`` (see
+    :func:`text_fault`): in the answer of a lookup that did not fail, a rule statement
+    names none, nor does a state that forbids some action (what it found)."""
+    if lookup and not failed and rule_statement(text):
         return None
     lowered = text.lower()
     if "already" in lowered and _ALREADY_WORDS.search(text):

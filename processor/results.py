@@ -115,10 +115,11 @@ refusal (``conflict``, ``already_acted_on``), not a permission, and so is an err
 of permission beside such a message (``{"error": "not_allowed", "message": "The order
 #W1 is delivered, not pending: it cannot be cancelled."}``).
 
-Rules are not verdicts. The answer of a tool that does not act (a lookup, a policy page,
-a search; or a tool not named) that states a rule about kinds of things ("Refunds are
-accepted within 30 days.", "Late cancellations are not allowed.", "Basic economy: changes
-not permitted.") is a success; a named lookup's answer that reports a state forbidding
+Rules are not verdicts. The answer of a tool named as a reader (a lookup, a policy page,
+a search: not a tool without a name or with a verb not known, whose text may be an
+action's refusal) that states a rule about kinds of things ("Refunds are accepted within
+30 days.", "Late cancellations are not allowed.", "Basic economy: changes not
+permitted.") is a success; a named lookup's answer that reports a state forbidding
 some action ("Your order has shipped and can no longer be cancelled online") is what it
 found; a record a named lookup returns keeps its own failure members as data (a retrieved
 charge with ``failure_code: card_declined``). A text that names one record or the caller,
@@ -261,8 +262,7 @@ def read_result(result: str | None, *, status: str = "ok", error: str | None = N
         if plain is not None:
             return plain
     # only a tool named as a reader reports data; an unknown verb may be an action
-    lookup = reads(tool)
-    verdict = Verdict(informational=lookup, lookup=lookup)
+    verdict = Verdict(lookup=reads(tool))
     if malformed:
         verdict.fail("malformed", "body is not valid JSON")
     elif parsed is not None:
