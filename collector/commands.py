@@ -67,7 +67,9 @@ def _add_dead_letter_commands(commands: Any, common: Options) -> None:
                                      required=True, help="What to do (each has its own --help).")
     listing = actions.add_parser(
         "list", help="Print each dead letter: when, signal, items, bytes, why.",
-        description="Reads the dead-letter files only (also while `tracemill serve` runs).")
+        description="Reads the dead-letter files (also while `tracemill serve` runs); when "
+                    "no process holds the store, also marks the letters an interrupted "
+                    "replay already stored.")
     common(listing)
     listing.add_argument("--json", action="store_true", help="Print one JSON object.")
     listing.set_defaults(handler=_dead_letters_list)
@@ -194,6 +196,7 @@ def _dead_letters_list(args: argparse.Namespace, settings: Settings) -> int:
     from collector.dead_letters import read_dead_letters
 
     index = read_dead_letters(_spool_of(settings))
+    stored = _stored_by_replay(settings, index)
     if index.damaged_lines:
         print(f"tracemill: warning: {index.damaged_lines} damaged lines in "
               f"{index.folder / 'dead-letter.jsonl'} were skipped", file=sys.stderr)
@@ -206,6 +209,8 @@ def _dead_letters_list(args: argparse.Namespace, settings: Settings) -> int:
                               "moved_aside": (iso_time(letter.moved_unix_nano)
                                               if letter.moved_unix_nano else None),
                               "error": letter.reason, "damaged": letter.damaged,
+                              "stored_by_replay": (None if stored is None
+                                                   else letter.end in stored),
                           } for letter in index.letters]}, indent=2))
         return 0
     print(f"{len(index.letters)} dead {_letters(len(index.letters))} in {index.folder}")
@@ -216,7 +221,32 @@ def _dead_letters_list(args: argparse.Namespace, settings: Settings) -> int:
         print(f"    error: {letter.reason}")
         if letter.damaged:
             print(f"    cannot be replayed: {letter.damaged}")
+        if stored is not None and letter.end in stored:
+            print("    already stored by a replay that was interrupted: the next "
+                  "`tracemill dead-letters replay` only removes it")
+    if stored is None and index.letters:
+        print("(whether an interrupted replay stored some of them is not known while "
+              "another process holds the store)")
     return 0
+
+
+def _stored_by_replay(settings: Settings, index: Any) -> set[int] | None:
+    """Spool positions of the letters an interrupted replay already stored; None when the
+    store cannot be read now (a running collector holds it)."""
+    from collector.dead_letters import stored_by_replay
+
+    if not index.letters:
+        return set()
+    try:
+        store = _open(settings, store_spool=False, read_only=True)
+    except StoreLockedError:
+        return None
+    except StoreError:  # no store yet: nothing was replayed into it
+        return set()
+    try:
+        return stored_by_replay(store, index)
+    finally:
+        store.close()
 
 
 def _letters(count: int) -> str:

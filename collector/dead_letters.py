@@ -431,6 +431,32 @@ def replay(store: Store, folder: Path, max_items: int) -> ReplayReport:
     return report
 
 
+def stored_by_replay(store: Store, index: DeadLetterIndex) -> set[int]:
+    """Spool positions (``end``) of the letters of ``index`` that a replay stored and was
+    interrupted before removing them (the next replay only removes them). A letter whose
+    record cannot be read back is not among them; a store older than the table holds none.
+    """
+    found: set[int] = set()
+    cursor = store.cursor()
+    try:
+        for letter in index.letters:
+            try:
+                payload = letter.read_payload(index.folder)
+            except DeadLetterDamaged:
+                continue
+            identity = [letter.end, letter.received_unix_nano, zlib.crc32(payload)]
+            try:
+                ((recorded,),) = cursor.execute(
+                    load_sql("collector", "replayed_dead_letter.sql"), identity).fetchall()
+            except duckdb.CatalogException:  # written before migration 002: none recorded
+                return set()
+            if recorded:
+                found.add(letter.end)
+    finally:
+        cursor.close()
+    return found
+
+
 def _store_one(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
                letter: DeadLetter, payload: bytes,
                max_items: int) -> tuple[int, int, int] | None:

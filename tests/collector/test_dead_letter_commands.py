@@ -229,6 +229,7 @@ def test_replay_and_discard_refuse_while_serve_holds_the_store(
             time.sleep(0.05)
         code, out, _ = _run(capsys, "list", "--db", str(db))
         assert code == 0 and out.startswith("1 dead letter")
+        assert "not known while another process holds the store" in out
         for argv in (("replay",), ("discard", "--yes")):
             code, _, err = _run(capsys, *argv, "--db", str(db))
             assert code == 3, err

@@ -9,6 +9,7 @@ transaction committed; DuckDB then recovers the store from its write-ahead log.
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import sys
@@ -71,7 +72,14 @@ def test_a_replay_killed_before_removing_its_letters_counts_each_commit_once(
     assert _count(db, "SELECT count(*) FROM spans") == 3
     assert _commits(db) == (rows + 2, requests + 2, received + 3, duplicates)
 
+    # the listing says which letters are stored already (the two that decode now)
     capsys.readouterr()
+    assert main(["dead-letters", "list", "--db", str(db)], environ={}) == 0
+    assert capsys.readouterr().out.count("already stored by a replay that was interrupted") == 2
+    assert main(["dead-letters", "list", "--db", str(db), "--json"], environ={}) == 0
+    listed = json.loads(capsys.readouterr().out)["dead_letters"]
+    assert [letter["stored_by_replay"] for letter in listed] == [True, False, True]
+
     assert main(["dead-letters", "replay", "--db", str(db)], environ={}) == 1  # GARBAGE
     out = capsys.readouterr().out
     # the letters the killed replay stored are counted once, as the store holds them once
