@@ -378,7 +378,7 @@ def parse_seeds(text: str) -> list[int]:
     return seeds
 
 
-OPENINGS = ("test", "test2", "dev+dev2")
+OPENINGS = ("test", "test2", "test3", "dev+dev2", "dev+dev2+dev3+dev4")
 """What ``--openings`` accepts: stance files of bench/data/stance/ (``a+b``: both)."""
 
 
@@ -407,8 +407,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "environment); default: the pattern stance only.")
     parser.add_argument("--openings", choices=OPENINGS, default="test",
                         help="tau2: which stance file the users' openings come from "
-                             "(bench/data/stance/): dev+dev2 while tuning, test2 or test "
-                             "for reports (default test, as earlier reports).")
+                             "(bench/data/stance/): dev+dev2(+dev3+dev4) while tuning, "
+                             "test2 or test3 for reports (default test, as earlier "
+                             "reports; test has leaked into tuning).")
     args = parser.parse_args(argv)
     options = ProcessOptions(stance_model=args.stance_model)
     print("$ python " + shlex.join(sys.argv if argv is None else ["bench/processor_precision.py",
