@@ -23,6 +23,20 @@ When either transaction fails both are rolled back and the groups are stored aga
 the committed position. On a lake, and after a group too large to keep its identities,
 commits are not overlapped.
 
+Whole row groups: a transaction that appends at least one row group of rows to a table
+is written by DuckDB compressed straight to the file, no write-ahead log, no checkpoint
+writing it again (about half of DuckDB's CPU per fat span, and the checkpoint is what
+stalled storing for seconds: bench/README.md, "Session 7"). A transaction with a partial
+row group beyond its whole ones writes that partial group too, and the next checkpoint
+merges it at a cost higher than the log's. So when the store's row group is no larger
+than max_commit_items (a file attached with ``ROW_GROUP_SIZE``), and another group
+follows at once, the rows past the last whole row group are held back: they lead the
+next group (already decoded), and the position recorded is the start of the request they
+begin in. That request's counts go with the commit that stores its last rows. The rows
+of it already stored are skipped when the group is read again from there (a failed
+insert); after a restart the duplicate lookup drops them (counted as duplicates). Groups
+of mixed signals, and requests decoded in chunks, are inserted whole.
+
 A request that cannot be decoded (the intake checked it, so this is a decoder bug or a
 spool from an older collector) is moved to the dead-letter file and skipped (see
 ``collector/dead_letters.py``): retrying it would block every request behind it forever.
@@ -37,11 +51,12 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import duckdb
 import pyarrow as pa
 
+from collector._row_groups import Part, Tally, held_back, rows_of, take
 from collector.dead_letters import DeadLetters
 from collector.decode import DecodedBatch, decode, decode_chunks
 from collector.insert import SIGNALS, identities, insert_rows, insert_statement
@@ -63,6 +78,18 @@ chunks) is committed before the next is inserted: its identities are not kept.""
 _PRUNE_EVERY = 64
 """Every this many commits, cursor rows older than the commit before are deleted (only
 one of two overlapping commits can be such a multiple, so their deletes never meet)."""
+
+
+_DEFAULT_ROW_GROUP_ROWS = 122_880
+"""DuckDB's rows per row group in a file attached without ROW_GROUP_SIZE."""
+
+
+def _row_group_rows(store: Store) -> int:
+    """Rows per row group of the store's file (0 for a lake, which writes Parquet)."""
+    if store.is_lake:
+        return 0
+    rows = store.query(load_sql("collector", "row_group_size.sql"))
+    return int(rows[0][0]) if rows and rows[0][0] else _DEFAULT_ROW_GROUP_ROWS
 
 
 def _decode_entry(entry: SpoolEntry) -> DecodedBatch:
@@ -116,12 +143,17 @@ _NOT_THE_REQUEST = (OSError, MemoryError, BrokenProcessPool, CancelledError, duc
 
 @dataclass
 class _Group:
+    start: int
+    """Spool position of its first record."""
     end: int
     """Spool position after the last record read (dead letters skipped included)."""
     entries: list[SpoolEntry]
     futures: list[Future[DecodedBatch] | None]
     """Decoding under way for the first entries (a window of _DECODE_AHEAD, moved on as
     batches are inserted); None for a large request, decoded here in chunks."""
+    skip: int = 0
+    """Rows of the first entry a committed transaction already stored (see
+    Materializer._resume)."""
 
     def cancel(self) -> None:
         """Drop the decoding not yet started (the group will be read again)."""
@@ -148,6 +180,9 @@ class _Open:
     keep them, and the next must wait for this commit)."""
     started: float
     """perf_counter() when the insert began."""
+    resume: tuple[int, int] | None = None
+    """When rows were held back for whole row groups: (the position ``end``, rows of the
+    request there that this transaction stores)."""
 
 
 @dataclass
@@ -180,7 +215,7 @@ class Materializer:
     """Turns the spool into rows from one thread; see the module docstring."""
 
     def __init__(self, store: Store, spool: Spool, metrics: Metrics, decoders: DecodePool,
-                 *, max_commit_items: int) -> None:
+                 *, max_commit_items: int, row_group_rows: int | None = None) -> None:
         self._store = store
         self._spool = spool
         self._metrics = metrics
@@ -194,6 +229,13 @@ class Materializer:
         self._cursor_sql = load_sql("collector", "record_cursor.sql")
         self._prune_sql = load_sql("collector", "prune_cursor.sql")
         self._overlap = not store.is_lake
+        row_group = _row_group_rows(store) if row_group_rows is None else row_group_rows
+        self._align = row_group if row_group and row_group <= max_commit_items else 0
+        """Rows of the store's row group when transactions are cut to whole row groups
+        (0: they are not; see _open)."""
+        self._resume: tuple[int, int] | None = None
+        """(committed position, rows of the request there already stored) after a commit
+        that held rows back; a group read again from there skips those rows."""
         self.overlapped_commits = 0
         """Commits that ran while the next group was inserted."""
         self._statements = {signal: insert_statement(signal) for signal in SIGNALS}
@@ -304,9 +346,11 @@ class Materializer:
             else cursors[0]
         committing = committer.submit(pending.cursor.commit) if pending is not None else None
         opened: _Open | None = None
+        carry: _Group | None = None
         error: Exception | None = None
         try:
-            opened = self._open(cursor, group, pending, overlap=self._overlap)
+            opened, carry = self._open(cursor, group, pending, overlap=self._overlap,
+                                       hold_back=following is not None)
         except Exception as exc:  # handled once the commit beside it has ended
             error = exc
         state.open = state.group = None
@@ -335,6 +379,10 @@ class Materializer:
             self._commit_now(opened)
         else:
             state.open = opened
+        if carry is not None and following is not None:  # its rows lead the next group
+            following.start = carry.start
+            following.entries[:0] = carry.entries
+            following.futures[:0] = carry.futures
         state.group = following
 
     def _insert_failed(self, error: Exception) -> bool:
@@ -362,7 +410,7 @@ class Materializer:
             while self.position < self._spool.end:
                 group = self._next_group(self.position)
                 try:
-                    self._commit_now(self._open(cursor, group, None, overlap=False))
+                    self._commit_now(self._open(cursor, group, None, overlap=False)[0])
                 except _Undecodable as bad:
                     group.cancel()
                     self._quarantine(bad)
@@ -382,7 +430,9 @@ class Materializer:
 
     def _next_group(self, position: int) -> _Group:
         entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
-        group = _Group(entries[-1].end, [e for e in entries if e not in self.dead_letters], [])
+        skip = self._resume[1] if self._resume and self._resume[0] == position else 0
+        group = _Group(position, entries[-1].end,
+                       [e for e in entries if e not in self.dead_letters], [], skip)
         self._decode_ahead(group, _DECODE_AHEAD)
         return group
 
@@ -392,17 +442,19 @@ class Materializer:
             group.futures.append(None if entry.items > self._max_items
                                  else self._decoders.submit(entry))
 
-    def _batches(self, group: _Group) -> Iterator[DecodedBatch]:
-        """The group's batches in spool order; a large request in chunks of max items."""
+    def _batches(self, group: _Group) -> Iterator[tuple[int, DecodedBatch]]:
+        """The group's batches in spool order, with their entry's index; a large request
+        in chunks of max items."""
         for index, entry in enumerate(group.entries):
             self._decode_ahead(group, index + 1 + _DECODE_AHEAD)
             future = group.futures[index]
             try:
                 if future is not None:
-                    yield future.result()
+                    yield index, future.result()
                 else:
-                    yield from decode_chunks(entry.signal, entry.read_payload(),
-                                             entry.received_unix_nano, self._max_items)
+                    for batch in decode_chunks(entry.signal, entry.read_payload(),
+                                               entry.received_unix_nano, self._max_items):
+                        yield index, batch
             except _NOT_THE_REQUEST:
                 raise
             except Exception as exc:
@@ -424,6 +476,7 @@ class Materializer:
     def _committed(self, opened: _Open) -> None:
         """Account for a group whose commit returned: move the position past it."""
         self._commits = opened.sequence
+        self._resume = opened.resume
         self._metrics.observe_store(time.perf_counter() - opened.started)
         for signal, (inserted, offered) in opened.stored.items():
             self._metrics.add_items(signal, "stored", inserted)
@@ -444,7 +497,8 @@ class Materializer:
                 "error": f"{type(exc).__name__}: {exc}"}})
 
     def _open(self, cursor: duckdb.DuckDBPyConnection, group: _Group,
-              before: _Open | None, *, overlap: bool) -> _Open:
+              before: _Open | None, *, overlap: bool,
+              hold_back: bool = False) -> tuple[_Open, _Group | None]:
         """Insert the group and append the cursor row, in a transaction left open.
 
         ``before`` is the group inserted before it and not yet committed (its rows are
@@ -452,50 +506,68 @@ class Materializer:
         ``overlap``: keep this group's identities, for the group inserted while it commits.
         Rows go in as slices of at most max_commit_items, so a group with one huge
         request holds one slice in memory, not the request's rows.
+
+        ``hold_back`` (another group follows at once): when transactions are cut to whole
+        row groups (see the module docstring), the rows past the last whole row group are
+        not inserted. They come back as the start of the next group (already decoded), and
+        the position this transaction records is the start of the request they begin in.
         """
         started = time.perf_counter()
         sequence = (before.sequence if before is not None else self._commits) + 1
         in_flight = before.keys if before is not None else None
-        requests = {signal: sum(entry.signal == signal for entry in group.entries)
-                    for signal in self._statements}
-        tallies = {signal: _Tally() for signal in self._statements}
-        waiting: dict[str, list[pa.Table]] = {signal: [] for signal in self._statements}
+        align = self._align if len({entry.signal for entry in group.entries}) == 1 else 0
+        tallies = {signal: Tally() for signal in self._statements}
+        for entry in group.entries:
+            tallies[entry.signal].requests += 1
+        waiting: dict[str, list[Part]] = {signal: [] for signal in self._statements}
         keys: dict[str, list[pa.Table]] | None = \
             {signal: [] for signal in self._statements} if overlap else None
         offered = 0
 
-        def insert(signal: str) -> int:
+        def insert(signal: str, count: int | None = None) -> int:
+            tables = take(waiting[signal], count)
             if keys is not None:
                 keys[signal].extend(identities(table, self._statements[signal].identity)
-                                    for table in waiting[signal])
-            return insert_rows(cursor, self._statements[signal], waiting[signal], sequence,
+                                    for table in tables)
+            return insert_rows(cursor, self._statements[signal], tables, sequence,
                                in_flight=in_flight.get(signal) if in_flight else None)
 
+        end, resume, carry = group.end, None, None
         try:
             cursor.begin()
-            for batch in self._batches(group):
+            for index, batch in self._batches(group):
+                if index == 0 and group.skip:  # stored by the transaction before
+                    batch = replace(batch, rows=batch.rows.slice(group.skip))
                 tally = tallies[batch.signal]
                 tally.add(batch)
                 offered += batch.rows.num_rows
                 if offered > _OVERLAP_MAX_ROWS_FACTOR * self._max_items:
                     keys = None  # too many to keep: the next group waits for this commit
-                waiting[batch.signal].append(batch.rows)
-                if sum(table.num_rows for table in waiting[batch.signal]) >= self._max_items:
-                    tally.inserted += insert(batch.signal)
-                    waiting[batch.signal] = []
+                parts = waiting[batch.signal]
+                parts.append(Part(index, batch, batch.rows))
+                rows = sum(part.rows.num_rows for part in parts)
+                if rows >= self._max_items:
+                    tally.inserted += insert(batch.signal, rows - rows % align if align else None)
+            if align and hold_back:
+                only = group.entries[0].signal
+                held = held_back(waiting[only], align, tallies[only], group.futures)
+                if held:
+                    stored_now = rows_of(waiting[only]) - rows_of(held)
+                    tallies[only].inserted += insert(only, stored_now)
+                    waiting[only].clear()  # the rest is ``held``
+                    end, resume, carry = self._carry(group, held)
             now = time.time_ns()
             stored: dict[str, tuple[int, int]] = {}
             for signal, tally in tallies.items():
-                if not requests[signal]:
+                if not any(entry.signal == signal for entry in group.entries):
                     continue
                 tally.inserted += insert(signal)
                 cursor.execute(self._commit_sql, [
-                    now, signal, requests[signal], tally.received, tally.inserted,
-                    tally.rows - tally.inserted, tally.rejected, tally.payload_bytes,
-                    group.end,
+                    now, signal, tally.requests, tally.received, tally.inserted,
+                    tally.rows - tally.inserted, tally.rejected, tally.payload_bytes, end,
                 ])
                 stored[signal] = (tally.inserted, tally.rows)
-            cursor.execute(self._cursor_sql, [group.end, sequence])
+            cursor.execute(self._cursor_sql, [end, sequence])
             if sequence % _PRUNE_EVERY == 0:
                 cursor.execute(self._prune_sql, [sequence - 1])
         except BaseException:
@@ -505,21 +577,18 @@ class Materializer:
         kept = None if keys is None else {
             signal: pa.concat_tables(tables).combine_chunks()
             for signal, tables in keys.items() if tables}
-        return _Open(cursor, group.end, sequence, stored, kept, started)
+        return _Open(cursor, end, sequence, stored, kept, started, resume), carry
 
-
-@dataclass
-class _Tally:
-    """What one commit stored of one signal (for collector_commits and the metrics)."""
-
-    received: int = 0
-    rejected: int = 0
-    payload_bytes: int = 0
-    rows: int = 0
-    inserted: int = 0
-
-    def add(self, batch: DecodedBatch) -> None:
-        self.received += batch.received
-        self.rejected += batch.rejected
-        self.payload_bytes += batch.payload_bytes
-        self.rows += batch.rows.num_rows
+    @staticmethod
+    def _carry(group: _Group, held: list[Part]) -> tuple[int, tuple[int, int], _Group]:
+        """(position, resume, next group's first entries) for rows held back."""
+        first = held[0].index
+        position = group.entries[first - 1].end if first else group.start
+        stored_here = held[0].batch.rows.num_rows - held[0].rows.num_rows
+        resume = (position, stored_here + (group.skip if first == 0 else 0))
+        futures: list[Future[DecodedBatch] | None] = []
+        for part in held:
+            future: Future[DecodedBatch] = Future()
+            future.set_result(replace(part.batch, rows=part.rows))
+            futures.append(future)
+        return position, resume, _Group(position, group.end, group.entries[first:], futures)

@@ -83,10 +83,11 @@ class Store:
     """An open DuckDB store. Thread-safe: each thread works through its own cursor."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool,
-                 *, lake: _lake.LakeConnection | None = None):
+                 *, lake: _lake.LakeConnection | None = None, session: Sequence[str] = ()):
         self._connection = connection
         self._lock = threading.Lock()
         self._lake = lake
+        self._session = tuple(session)  # a file attached by name: each cursor's USE
         self.path = path
         """Where the file lives; for a lake, its anchor: the lake file, or ``<local>/lake``
         for a URL (the spool and other local state go beside it, as beside a file)."""
@@ -107,10 +108,13 @@ class Store:
     def _cursor(self, *, schema: bool) -> duckdb.DuckDBPyConnection:
         with self._lock:
             cursor = self._connection.cursor()
+        # a cursor is a new DuckDB connection: USE and search_path are its own
         if self._lake is not None:
-            # a cursor is a new DuckDB connection: USE and search_path are its own
-            for statement in self._lake.schema_session if schema else self._lake.session:
-                cursor.execute(statement)
+            statements = self._lake.schema_session if schema else self._lake.session
+        else:
+            statements = self._session
+        for statement in statements:
+            cursor.execute(statement)
         return cursor
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -246,13 +250,17 @@ class Store:
 def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = True,
                memory_limit: str | None = None,
                checkpoint_threshold: str | None = None,
-               compression: str = "auto") -> Store:
+               compression: str = "auto", row_group_size: int = 0) -> Store:
     """Open (creating if needed) the DuckDB file at ``path`` and bring its schema up to date.
 
     A ``ducklake:postgres:...`` URL, or a lake file holding one, opens a lake instead
     (:mod:`tracemill.lake`). ``compression`` other than ``auto`` is DuckDB's
     ``force_compression`` for what this process checkpoints (``zstd``: see the setting
-    ``db_compression``); columns it does not fit keep DuckDB's choice.
+    ``db_compression``); columns it does not fit keep DuckDB's choice. ``row_group_size``
+    (the setting ``db_row_group_size``; 0: DuckDB's 122,880) attaches the file with that
+    many rows per row group for the tables this process writes: a transaction that fills
+    whole row groups is written compressed straight to the file, not to the log, so the
+    collector's commits leave nothing for a checkpoint to fold (:mod:`collector.materializer`).
     Raises StoreLockedError when another process holds the file, StoreError when the file
     cannot be used (not a DuckDB file, no permission, missing with ``read_only``).
     """
@@ -275,7 +283,21 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
             config["checkpoint_threshold"] = checkpoint_threshold
         if compression != "auto" and not read_only:
             config["force_compression"] = compression
-        connection = duckdb.connect(str(path), read_only=read_only, config=config)
+        session: tuple[str, ...] = ()
+        if row_group_size:
+            # DuckDB takes a row group size only as an ATTACH option: an in-memory
+            # instance attaches the file by name, and every cursor USEs it
+            config["temp_directory"] = f"{path}.tmp"  # where a file's own spills go
+            connection = duckdb.connect(":memory:", config=config)
+            session = (f"USE {_FILE_ALIAS}",)
+            try:
+                connection.execute(_attach_sql(path, read_only, row_group_size))
+                connection.execute(session[0])
+            except BaseException:
+                connection.close()
+                raise
+        else:
+            connection = duckdb.connect(str(path), read_only=read_only, config=config)
     except duckdb.IOException as exc:
         text = str(exc)
         if "lock" in text.lower():
@@ -287,7 +309,7 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
             f"cannot open the store {path}: {exc}. Is it a DuckDB file written by a "
             "compatible DuckDB version?"
         ) from None
-    store = Store(connection, path, read_only)
+    store = Store(connection, path, read_only, session=session)
     if migrate and not read_only:
         try:
             store.migrate()
@@ -295,6 +317,17 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
             store.close()
             raise
     return store
+
+
+_FILE_ALIAS = "tracemill_store"
+"""The name a DuckDB file is attached under when it is opened with a row group size."""
+
+
+def _attach_sql(path: Path, read_only: bool, row_group_size: int) -> str:
+    """``ATTACH`` for a file (DuckDB binds no parameters in ATTACH: the path is quoted)."""
+    options = [f"ROW_GROUP_SIZE {int(row_group_size)}"] + (["READ_ONLY"] if read_only else [])
+    quoted = str(path).replace("'", "''")
+    return f"ATTACH '{quoted}' AS {_FILE_ALIAS} ({', '.join(options)})"
 
 
 def _open_lake(url: str, *, read_only: bool, migrate: bool,
@@ -354,6 +387,7 @@ def open_configured(settings: Settings, *, store_spool: bool = True, **options: 
         return open_store(settings.db, memory_limit=settings.db_memory_limit,
                           checkpoint_threshold=settings.db_checkpoint_threshold,
                           compression=settings.db_compression,
+                          row_group_size=settings.db_row_group_size,
                           **{**options, "read_only": read_only})
 
     store = reopen(bool(options.get("read_only", False)))
