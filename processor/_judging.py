@@ -1,8 +1,10 @@
-"""Judging the situations found: supersets without what they hold, siblings, read axes.
+"""Judging the situations found: supersets without what they hold, siblings, read axes,
+read-axis cores, where it fails.
 
 The rules (*Collapse*, *Supersets are judged without what they hold*, *Siblings*, *Read
-axes*) are documented in :mod:`processor.situations`; this module applies them to the
-situations discovery kept (:mod:`processor._discovery`), smallest first.
+axes*, *Read-axis cores*, *Where it fails*) are documented in :mod:`processor.situations`;
+this module applies them to the situations discovery kept (:mod:`processor._discovery`),
+smallest first.
 """
 
 from __future__ import annotations
@@ -15,15 +17,21 @@ from processor._discovery import (
     ALPHA,
     COINCIDE,
     LATEST,
+    MIN_FAILED,
+    NAMING_SHARE,
+    NARROWS,
     PREVIOUS,
+    RATIO,
     READ_AXES,
     Found,
     Profiles,
+    _stands_out,
     above,
 )
 from processor._verdicts import PeriodNames, Verdict, decide
 
-__all__ = ["READ_AXES", "SIBLING_SHARE", "Judged", "judge_all", "widen"]
+__all__ = ["LEAK", "NAMING_AXES", "READ_AXES", "SIBLING_SHARE", "Judged", "find_cores",
+           "judge_all", "name_where", "widen"]
 
 SIBLING_SHARE = 0.5
 """Share of a superset's remaining failing members (in the period it fails) a sibling of
@@ -202,3 +210,217 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
             if coordinates not in taken and (best is None or int(f[value]) > best[0]):
                 best = (int(f[value]), coordinates)
     return None if best is None else Found(best[1], float(best[0]))
+
+
+LEAK = 1.0
+"""How much of a read-axis group's excess may have leaked into the rest of its cell, as a
+multiple of the excess its core (the members read right) keeps: 1.0 says at least half
+of the group is read right (*Read-axis cores* in :mod:`processor.situations`)."""
+
+
+def find_cores(profiles: Profiles, judged: Sequence[Judged],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """The judged situations, a broad one whose failures are groups on a read axis (with
+    what they leaked into the rest of the cell) replaced by those groups (see *Read-axis
+    cores* in :mod:`processor.situations`), judged again with the others."""
+    current = list(judged)
+    tried: set[tuple[tuple[int, int], ...]] = set()
+    while True:
+        for item, mask, verdict, _ in current:
+            key = tuple(sorted(item.coordinates))
+            if key in tried:
+                continue
+            tried.add(key)
+            parts = _cores(profiles, item, mask, verdict, current)
+            if not parts:
+                continue
+            present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
+            kept = [(other, other_mask) for other, other_mask, _, _ in current
+                    if tuple(sorted(other.coordinates)) != key]
+            kept += [(part, profiles.mask(part.coordinates)) for part in parts
+                     if tuple(sorted(part.coordinates)) not in present]
+            rejudged = judge_all(profiles, kept, totals, names, min_support)
+            statuses = {tuple(sorted(other.coordinates)): v.status
+                        for other, _, v, _ in rejudged}
+            if all(statuses.get(tuple(sorted(part.coordinates))) == verdict.status
+                   for part in parts):
+                current = rejudged
+                break
+        else:
+            return current
+
+
+def _cores(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> list[Found]:
+    """The cells one read coordinate narrower that hold a situation's failures as groups
+    read right only in part, or none."""
+    read = [i for i, axis in enumerate(profiles.axes) if axis in READ_AXES]
+    if len(item.coordinates) >= 3 or any(axis in read for axis, _ in item.coordinates):
+        return []
+    # the periods that decide its status: both for a persistent one (it fails in both)
+    graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
+        profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
+        else profiles.graded & (profiles.period >= 0))
+    # the cell without the situations judged inside it (smaller ones, judged before it)
+    size = int(profiles.n[mask].sum())
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask, _, _ in judged:
+        if int(profiles.n[other_mask].sum()) < size:
+            claimed |= other_mask & mask
+    cell = graded & mask & ~claimed
+    out = graded & ~mask
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    g_out, f_out = count(out)
+    rate = f_out / g_out if g_out else 0.0
+    g_cell, f_cell = count(cell)
+    excess = f_cell - g_cell * rate
+    if excess <= 0:
+        return []
+    best: list[Found] = []
+    for axis in read:
+        column = profiles.codes[:, axis]
+        # the value most conversations are read as is where misread members land: the
+        # rest of a cell, never a group read right
+        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
+                                          minlength=len(profiles.values))))
+        candidates = []
+        for value in np.unique(column[cell]):
+            if value == usual:
+                continue
+            child = cell & (column == value)
+            g, f = count(child)
+            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
+                    g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+                candidates.append((int(value), child, g, f))
+        if not candidates:
+            continue
+        union = np.zeros(len(profiles.n), dtype=bool)
+        for _, child, _, _ in candidates:
+            union |= child
+        g_rest, f_rest = count(cell & ~union)
+        if g_rest < NARROWS * g_cell:
+            continue  # together they are nearly the whole cell: naming them narrows nothing
+        # together they stand out from the part of the cell none of them holds, and each
+        # of them does at ``ALPHA``
+        g_union, f_union = count(union)
+        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+                for _, _, g, f in candidates):
+            continue
+        parts = [Found((*item.coordinates, (axis, value)), f - g * rate)
+                 for value, _, g, f in candidates]
+        # and what the rest fails beyond elsewhere is no more than the groups leaked, or
+        # than they leaked plus one group of the rest on an axis read from the calls
+        core_excess = sum(f - g * rate for _, _, g, f in candidates)
+        if f_rest - g_rest * rate > LEAK * core_excess:
+            other = _rest_group(profiles, item, cell & ~union, rate, excess, read)
+            if other is None:
+                continue
+            coordinate, g_other, f_other = other
+            if f_rest - f_other - (g_rest - g_other) * rate > LEAK * core_excess:
+                continue
+            parts.append(Found((*item.coordinates, coordinate), f_other - g_other * rate))
+        if sum(p.excess for p in parts) > sum(p.excess for p in best):
+            best = parts
+    return best
+
+
+def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
+                excess: float, read: Sequence[int]) -> tuple[tuple[int, int], int, int] | None:
+    """The coordinate on an axis read from the calls that isolates a failing group in the
+    rest of a cell (its failures kept a ``NAMING_SHARE`` of the cell's excess and it stands
+    out from the rest of the rest), with its (graded, failed); None when none does."""
+    used = {axis for axis, _ in item.coordinates}
+    g_rest = int(profiles.n[rest].sum())
+    f_rest = int(profiles.n[rest & profiles.failed].sum())
+    best: tuple[float, tuple[int, int], int, int] | None = None
+    for axis in range(len(profiles.axes)):
+        if axis in used or axis in read:
+            continue
+        column = profiles.codes[:, axis]
+        for value in np.unique(column[rest]):
+            child = rest & (column == value)
+            g = int(profiles.n[child].sum())
+            f = int(profiles.n[child & profiles.failed].sum())
+            if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
+                    g > (1 - NARROWS) * g_rest:
+                continue
+            if _stands_out(f, g, f_rest - f, g_rest - g) and (
+                    best is None or f - g * rate > best[0]):
+                best = (f - g * rate, (axis, int(value)), g, f)
+    return None if best is None else best[1:]
+
+
+NAMING_AXES = ("tool",)
+"""Axes that say where a group fails and that a name keeps even when they narrow little
+(*Where it fails* in :mod:`processor.situations`): the generator aims at the tool."""
+
+
+def name_where(profiles: Profiles, judged: Sequence[Judged],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """The judged situations, one without a tool named by the tool that holds its
+    failures (see *Where it fails* in :mod:`processor.situations`), judged again."""
+    current = list(judged)
+    tried: set[tuple[tuple[int, int], ...]] = set()
+    while True:
+        for item, mask, verdict, _ in current:
+            key = tuple(sorted(item.coordinates))
+            if key in tried:
+                continue
+            tried.add(key)
+            coordinate = _where(profiles, item, mask, verdict, current)
+            if coordinate is None:
+                continue
+            named = Found((*item.coordinates, coordinate), item.excess)
+            present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
+            if tuple(sorted(named.coordinates)) in present:
+                continue
+            kept = [(other, other_mask) for other, other_mask, _, _ in current
+                    if tuple(sorted(other.coordinates)) != key]
+            kept.append((named, profiles.mask(named.coordinates)))
+            rejudged = judge_all(profiles, kept, totals, names, min_support)
+            if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
+                   and v.status == verdict.status for other, _, v, _ in rejudged):
+                current = rejudged
+                break
+        else:
+            return current
+
+
+def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> tuple[int, int] | None:
+    """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
+    situation's failing members in the periods deciding its status, when the rest of the
+    situation fails significantly less (Fisher p < ``ALPHA``); None otherwise."""
+    axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
+    used = {axis for axis, _ in item.coordinates}
+    if len(item.coordinates) >= 3 or used & set(axes):
+        return None
+    graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
+        profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
+        else profiles.graded & (profiles.period >= 0))
+    size = int(profiles.n[mask].sum())
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask, _, _ in judged:
+        if int(profiles.n[other_mask].sum()) < size:
+            claimed |= other_mask & mask
+    cell = graded & mask & ~claimed
+    g_cell = int(profiles.n[cell].sum())
+    f_cell = int(profiles.n[cell & profiles.failed].sum())
+    if f_cell < MIN_FAILED:
+        return None
+    for axis in axes:
+        column = profiles.codes[:, axis]
+        for value in np.unique(column[cell]):
+            child = cell & (column == value)
+            g = int(profiles.n[child].sum())
+            f = int(profiles.n[child & profiles.failed].sum())
+            if g < g_cell and f >= COINCIDE * f_cell and \
+                    above(f, g, f_cell - f, g_cell - g) < ALPHA:
+                return axis, int(value)
+    return None

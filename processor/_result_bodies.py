@@ -74,14 +74,15 @@ _OBJECT_KEYS = _ERROR_KEY_SET | {key for key, _ in _FAIL_FLAGS} | {
     "duplicate", "is_duplicate"}
 LIST_KEYS = ("results", "items", "data", "records", "entries", "hits", "matches", "rows",
               "orders", "reservations", "tickets", "issues", "customers", "users", "flights")
-INTERESTING_KEYS = _OBJECT_KEYS | _FIELD_KEYS | frozenset(LIST_KEYS) | {"content"}
+INTERESTING_KEYS = _OBJECT_KEYS | _FIELD_KEYS | frozenset(LIST_KEYS) | {"content", "conclusion"}
 """Keys that can make a dict body more than a plain record (the fast path skips none)."""
 
 
 class Verdict:
     """What the parts of one body say, gathered as it is read."""
 
-    __slots__ = ("code_world", "evidence", "failed", "fault", "lookup", "success", "world")
+    __slots__ = ("code_world", "evidence", "failed", "fault", "lookup", "record_state",
+                 "success", "world")
 
     def __init__(self, *, lookup: bool = False) -> None:
         self.lookup = lookup
@@ -96,6 +97,10 @@ class Verdict:
         self.code_world: str | None = None
         """A world state named by a top-level code (``{"code": "ORDER_IS_CLOSED"}``):
         counted only once the body is known to have failed (see :meth:`settle`)."""
+        self.record_state: str | None = None
+        """The failed state of the record a lookup returned (``failed``, ``declined``, a
+        check run's ``failure``): data about the world, not a fault of the lookup (see
+        :func:`_record_state`)."""
 
     def fail(self, fault: str | None, evidence: str) -> None:
         if not self.failed:
@@ -210,7 +215,9 @@ def _read_fields(body: dict[str, Any], verdict: Verdict, where: str, *, depth: i
                  inside_error: bool) -> None:
     """Codes, status words and messages of one object (the body or an error object)."""
     present = body.keys() & _FIELD_KEYS  # most records share few keys with these
-    envelope = inside_error or _is_envelope(body)
+    # a record a lookup returned in a failed state of its own is data, however few its keys
+    record = not inside_error and depth == 0 and verdict.record_state is not None
+    envelope = inside_error or (_is_envelope(body) and not record)
     code = body.get("code")
     if inside_error and isinstance(code, int) and -32768 <= code <= -32000:  # JSON-RPC 2.0
         verdict.fail("server_error" if code in (-32603, -32000) else "invalid",
@@ -237,6 +244,8 @@ def _read_fields(body: dict[str, Any], verdict: Verdict, where: str, *, depth: i
         if code is not None and code >= 400:
             verdict.fail(http_fault(code), f"body data.status={code}")
     statuses = present & _STATUS_KEY_SET
+    if record:
+        statuses -= _ERROR_KEY_SET  # the record's error code says why it failed
     if statuses:
         for key in _STATUS_KEYS:
             if key not in statuses:
@@ -252,6 +261,12 @@ def _read_fields(body: dict[str, Any], verdict: Verdict, where: str, *, depth: i
             elif key == "detail" and isinstance(value, list) and value:  # FastAPI 422
                 verdict.fail("invalid", "body detail[]")
                 _read_error_member(value, verdict, "detail", depth)
+    elif record and present & _MESSAGE_KEY_SET:  # about the record, unless it says none was
+        for key in _MESSAGE_KEYS:
+            value = body.get(key)
+            if isinstance(value, str) and value and \
+                    text_fault(value[: 2 * SHORT], generic=False) == "not_found":
+                verdict.fail("not_found", f"body message '{value[:60]}'")
     if verdict.failed:
         for key in _FAILED_MESSAGE_KEYS:
             value = body.get(key)
@@ -342,10 +357,53 @@ def _read_object(body: dict[str, Any], verdict: Verdict) -> None:
                         if isinstance(part, dict))
         _read_inner_text(text, verdict)
         return
+    if verdict.lookup:
+        verdict.record_state = _record_state(body)
     present = body.keys() & _OBJECT_KEYS
     if present:
         _read_markers(body, present, verdict)
     _read_fields(body, verdict, "", depth=0, inside_error=False)
+
+
+_ENVELOPE_IDS = frozenset({
+    "request_id", "requestid", "requestId", "RequestId", "debug_id", "correlationId",
+    "correlation_id", "trace_id", "traceId", "error_id", "errorId", "event_id", "span_id",
+    "x_request_id", "incident_id"})
+"""Identifier keys of an answer about a call, not of a record."""
+_RECORD_STATE_KEYS = ("status", "state", "conclusion", "outcome", "result")
+"""Keys in which a record says where it stands (a check run's ``conclusion``)."""
+
+
+def _names_record(body: dict[str, Any]) -> bool:
+    """Whether the body carries a record's identifier (``id``, ``*_id``, ``number``; not a
+    request's or a trace's id, nor an error token in ``id`` as DigitalOcean writes
+    ``{"id": "not_found", "message": ...}``)."""
+    for key, value in body.items():
+        if key in _ENVELOPE_IDS or value is None or value == "" or isinstance(
+                value, (dict, list, bool)):
+            continue
+        if key in ("id", "number") or key.endswith(("_id", "Id", "ID")):
+            if isinstance(value, str) and len(value) <= 80 and word(value)[1] is not None:
+                continue  # {"id": "not_found"}: an error's name
+            return True
+    return False
+
+
+def _record_state(body: dict[str, Any]) -> str | None:
+    """The state a looked-up record is in when that state is a failure of the record's
+    own (``failed``, ``declined``, ``rejected``, ``error``, ``failure``, ``FAILED``): a
+    word that names no fault of a call on its own (a weak one: ``not_found``, ``timeout``,
+    ``permission_denied`` stay the lookup's), in a body that names a record. None
+    otherwise."""
+    if not _names_record(body):
+        return None
+    for key in _RECORD_STATE_KEYS:
+        value = body.get(key)
+        if isinstance(value, str) and value and len(value) <= 80 and " " not in value.strip():
+            world, weak, strong, _ = word(value)
+            if weak is not None and strong is None and world is None:
+                return value
+    return None
 
 
 _RECORD_FIELDS = frozenset({
@@ -367,8 +425,9 @@ def _read_markers(body: dict[str, Any], present: set[str], verdict: Verdict) -> 
     """Failure flags, error members, GraphQL user errors, stale and duplicate flags (in a
     record a lookup returned, its failure members are its data: a retrieved charge whose
     ``failure_code`` is ``card_declined`` was read fine)."""
-    if verdict.lookup and present & _RECORD_FIELDS and _is_record(body):
-        present = present - _RECORD_FIELDS
+    if verdict.lookup and present & _RECORD_FIELDS and (
+            verdict.record_state is not None or _is_record(body)):
+        present = present - _RECORD_FIELDS  # the record's failure members say why it failed
     for key, failing in _FAIL_FLAGS:
         if key not in present:
             continue

@@ -122,10 +122,19 @@ action's refusal) that states a rule about kinds of things ("Refunds are accepte
 permitted.") is a success; a named lookup's answer that reports a state forbidding
 some action ("Your order has shipped and can no longer be cancelled online") is what it
 found; a record a named lookup returns keeps its own failure members as data (a retrieved
-charge with ``failure_code: card_declined``). A text that names one record or the caller,
-or starts with a refusal ("Cannot cancel reservation within 24 hours"), is no rule; and an
-action answering with a rule was refused by it. "Error codes: ..." / ``error_rate: 0`` are
-headings, not errors.
+charge with ``failure_code: card_declined``). So does a record in a failed state of its
+own, however few its keys: a named lookup's body that carries a record's identifier
+(``id``, ``*_id``, ``number``; not a request's or trace's id, nor an error token such as
+DigitalOcean's ``{"id": "not_found"}``) and a status, state, conclusion, outcome or result
+that is a weak failure word (``failed``, ``declined``, ``rejected``, ``error``, a GitHub
+check run's ``failure``) is a success with :attr:`ResultReading.record_state` set: its error
+members and error codes say why the record failed (``{"transaction_id": ..., "status":
+"FAILED", "error_code": "INSUFFICIENT_FUNDS"}``), and its messages count only when they say
+no record was found. Strong words (``not_found``, ``timeout``, ``permission_denied``) stay
+the lookup's; an action's answer of the same shape stays a failure.
+A text that names one record or the caller, or starts with a refusal ("Cannot cancel
+reservation within 24 hours"), is no rule; and an action answering with a rule was refused
+by it. "Error codes: ..." / ``error_rate: 0`` are headings, not errors.
 
 World state (:attr:`ResultReading.world_state`): ``missing`` (a ``not_found`` reading),
 ``already_acted_on`` (a status ``already_…``, "already cancelled / exists / enabled / been
@@ -198,6 +207,10 @@ class ResultReading:
     empty: bool = False
     """The body holds nothing: ``[]``, ``{}``, ``null``, ``""``, or an envelope whose only
     list is empty."""
+    record_state: str | None = None
+    """On a successful lookup, the failed state of the record it returned (``failed``,
+    ``declined``, a check run's ``failure``): what the world holds, not a fault of the
+    call; None otherwise."""
 
     @property
     def failed(self) -> bool:
@@ -294,7 +307,7 @@ def read_result(result: str | None, *, status: str = "ok", error: str | None = N
                              fault="not_found", empty=True)
     return ResultReading("success", verdict.world, None if verdict.world is None else
                          verdict.evidence or f"body says {verdict.world}", _has_id(parsed),
-                         empty=empty)
+                         empty=empty, record_state=verdict.record_state)
 
 
 def _span_fault(error: str | None) -> str | None:
@@ -318,7 +331,7 @@ def _world(verdict: Verdict, condition: str) -> str | None:
 
 _SUCCESS = ResultReading("success", None, None)
 _SUCCESS_WITH_ID = ResultReading("success", None, None, has_id=True)
-_STATUS_ONLY = frozenset({"status", "state"})
+_STATUS_ONLY = frozenset({"status", "state", "conclusion"})
 
 
 def _plain_record(body: dict[str, Any]) -> ResultReading | None:

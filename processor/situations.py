@@ -123,9 +123,39 @@ as often as independence predicts (they do not exclude each other everywhere), a
 judged with the others as above, get the situation's status. Of several such pairs the
 one holding the most failing members is taken (:mod:`processor._mixtures`).
 
-**Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings and
-read axes: :mod:`processor._judging`; mixtures: :mod:`processor._mixtures`; statuses and
-their sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
+**Read-axis cores.** The other way round: a broad situation (one or two coordinates, none
+of a read axis) whose failures are one or two groups on the stance axis, each read right
+for only part of its members (55-70% on text the reader was not tuned on), the misread
+ones landing in the cell's other stances. Discovery then finds the broad cell (inside it,
+each group stands out only weakly from a rest that holds the other group and the misread
+members) and *Read axes* has nothing to widen. So after the rules above, in the periods
+deciding its status (the latest for new, the previous for fixed, both for persistent),
+the values of the read axis whose cells inside the situation (without the situations
+judged inside it) keep ``NAMING_SHARE`` of its excess, at least ``MIN_FAILED`` failures,
+fail more than it and leave out at least ``NARROWS`` of it are its *cores*; never the
+axis' most common value over all conversations (``ordinary``: where misread members
+land). They replace the situation when together they stand out from the part of the cell
+none of them holds (``RATIO``, Fisher p < ``REFINE_ALPHA``), each of them does too (the
+ratio, p < ``ALPHA``), that part is at least ``NARROWS`` of the cell, what it fails beyond
+the rate outside the situation is no more than ``LEAK`` (1) times what the cores do (the
+misread members of groups read right at least half the time; else the group is not read
+well enough to name it by its stance), and each core, judged with the others, gets the
+situation's status. When that part fails more, one group of it on an axis read from the
+calls (a tool group beside a stance group in one world state) that stands out from the
+rest of the part and keeps ``NAMING_SHARE`` of the excess is taken with the cores, if
+what is left then fails no more than the cores leaked.
+
+**Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
+the tool says where a group fails, and the generator aims at it: a situation without a
+tool (``world_state=already_acted_on``, filled mostly by one tool's group) is named by the
+tool that holds ``COINCIDE`` of its failing members in the periods deciding its status,
+when the rest of it fails significantly less (Fisher p < ``ALPHA``) and the narrower
+situation, judged with the others, keeps its status (``NAMING_AXES``).
+
+**Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
+axes, read-axis cores and where it fails: :mod:`processor._judging`; mixtures:
+:mod:`processor._mixtures`; statuses and their sentences: :mod:`processor._verdicts`;
+storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
@@ -181,7 +211,7 @@ from processor._discovery import (
     discover,
     load_profiles,
 )
-from processor._judging import READ_AXES, SIBLING_SHARE, widen
+from processor._judging import READ_AXES, SIBLING_SHARE, find_cores, name_where, widen
 from processor._mixtures import split_mixtures
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
@@ -311,6 +341,8 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         kept.append((item, mask))
     judged_in_order = split_mixtures(profiles, widen(profiles, kept, totals, names, min_support),
                                      totals, names, min_support)
+    judged_in_order = name_where(profiles, find_cores(profiles, judged_in_order, totals, names,
+                                                      min_support), totals, names, min_support)
     situations = []
     for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
         coordinates = profiles.named(item.coordinates)
