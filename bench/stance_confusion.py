@@ -1,17 +1,21 @@
 """Benchmark: the user-stance detector against independently written, gold-labelled openings.
 
-Reads ``bench/data/stance/{dev,dev2,test}.jsonl`` (see its README: written without seeing
-the detector; tune on ``dev`` and ``dev2`` only, report on ``test``) and prints, for the
-current detector (:func:`processor.stance.classify_stance`) and for the old keyword list
-it replaced (copied below as the baseline, measured in the same run):
+Reads ``bench/data/stance/*.jsonl`` (see its README: written without seeing the
+detector; ``dev``, ``dev2``, ``dev3``, ``dev4`` and ``test`` are development splits now,
+``test2`` and ``test3`` are report-only) and prints, for the default reader
+(:func:`processor.stance.classify_stance`: the learned reader of
+:mod:`processor.stance_learned` with the patterns), for the patterns alone
+(:func:`processor.stance.pattern_stance`) and for the old keyword list they replaced
+(copied below as the baseline, measured in the same run):
 
 * the confusion matrix, gold by predicted, over the 7 stances;
 * per-class precision, recall and F1; macro F1; accuracy;
 * CPU microseconds per ask (median of 5 passes over the split).
 
-``--show-errors`` lists the misclassified lines, and is refused for ``--split test`` and
-``test2`` so that the held-out texts are never read while developing. ``--split
-dev+dev2`` measures both development splits together. ``--model SPEC`` also measures the
+``--show-errors`` lists the lines the default reader gets wrong, and is refused for
+``--split test2`` and ``test3`` so that the held-out texts are never read while developing.
+``--split dev+dev2`` measures both development splits together (any ``+`` of development
+splits works). ``--model SPEC`` also measures the
 model-based classifier (:mod:`processor.stance_model`: the same instruction and strict
 parsing; an unparseable answer falls back to the patterns, as in processing), with keys
 from the environment (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``, ...). ``--model builtin``
@@ -43,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from processor.stance import classify_stance, stance_evidence
+from processor.stance import classify_stance, pattern_stance, stance_evidence
 from processor.stance_embed import BUILTIN, load_builtin_model
 from processor.stance_model import label_asks
 
@@ -108,8 +112,11 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
-SPLITS = ("dev", "dev2", "dev+dev2", "test", "test2")
-"""What ``--split`` accepts: a file of ``DATA``, or two development files together."""
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev+dev2", "dev+dev2+test+dev3+dev4", "test",
+          "test2", "test3")
+"""What ``--split`` accepts: a file of ``DATA``, or development files together."""
+HELD_OUT = ("test2", "test3")
+"""Report-only splits: never tune on them, never list their errors."""
 
 
 def load(split: str) -> list[Line]:
@@ -213,7 +220,8 @@ def render(scores: Scores, lines: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=SPLITS, default="dev",
-                        help="Which split (tune on dev and dev2; report on test).")
+                        help="Which split (develop on dev, dev2, dev3, dev4 and test; report on "
+                             "test2 and test3).")
     parser.add_argument("--show-errors", action="store_true",
                         help="List the misclassified lines (development splits only).")
     parser.add_argument("--model", metavar="SPEC",
@@ -223,13 +231,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     print("$ python bench/stance_confusion.py "
           + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
-    if args.show_errors and args.split in ("test", "test2"):
+    if args.show_errors and set(args.split.split("+")) & set(HELD_OUT):
         parser.error("--show-errors reads the texts: use it on the development splits only "
-                     "(--split dev, dev2 or dev+dev2)")
+                     "(--split dev, dev2, dev3, dev4, test or a + of them)")
     lines = load(args.split)
-    current = measure("patterns (processor.stance)", classify_stance, lines)
+    current = measure("reader (processor.stance: learned + patterns)", classify_stance, lines)
+    patterns = measure("patterns alone (processor.stance.pattern_stance)", pattern_stance,
+                       lines)
     baseline = measure("keywords (old)", old_keywords, lines)
     print(render(current, len(lines)))
+    print()
+    print(render(patterns, len(lines)))
     print()
     print(render(baseline, len(lines)))
     print()
@@ -250,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"adversarial recall {model.recall['adversarial']:.3f} precision "
                   f"{model.precision['adversarial']:.3f}; accuracy {model.accuracy:.3f}")
     print(f"summary {args.split}: macro F1 {current.macro_f1:.3f} "
-          f"(keywords {baseline.macro_f1:.3f}); "
+          f"(patterns alone {patterns.macro_f1:.3f}, keywords {baseline.macro_f1:.3f}); "
           f"adversarial recall {current.recall['adversarial']:.3f} precision "
           f"{current.precision['adversarial']:.3f} (keywords {baseline.recall['adversarial']:.3f}"
           f" / {baseline.precision['adversarial']:.3f}); accuracy {current.accuracy:.3f} "
@@ -262,7 +274,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if guess != line.stance:
                 why = ", ".join(f"{name}:{weight:g}" for _, name, weight in
                                 stance_evidence(line.text))
-                print(f"{line.id} gold={line.stance} got={guess} [{why}] {line.text}")
+                print(f"{line.id} gold={line.stance} got={guess} "
+                      f"patterns={pattern_stance(line.text)} [{why}] {line.text}")
     return 0
 
 

@@ -71,6 +71,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from processor._history_cues import PRIOR_FAILURE, PRIOR_PARTIAL, REPEAT_CONTACT
 from processor.outcomes import Outcome
 from processor.policy import clause_index, match_clause
 from processor.records import Message, Step
@@ -83,18 +84,9 @@ AXES: tuple[str, ...] = (
 """The six axes, in the order reports list them."""
 
 _CONTRADICTION = re.compile(r"^\s*(actually|no,|no i|i meant|wait,|sorry, i meant)", re.I)
-_REPEAT = re.compile(r"\bagain\b|already contacted|last time|still not|second time", re.I)
-_PRIOR_FAILURE = re.compile(
-    r"\b(?:tried|attempted|did)\b[^.!?]{0,60}\b(?:before|earlier|already|last time|"
-    r"yesterday)\b[^.!?]{0,40}\b(?:fail|didn'?t (?:go through|work)|did not (?:go through|"
-    r"work)|error|no luck|never went through)|\b(?:failed|didn'?t go through|did not go "
-    r"through|didn'?t work|did not work|never went through|got an error)\b[^.!?]{0,40}"
-    r"\b(?:before|earlier|last time|yesterday|when i tried)\b", re.I)
-_PRIOR_PARTIAL = re.compile(
-    r"\b(?:(?:part|some|half) of (?:it|this|that|(?:the|my) (?:order|refund|items?|booking|"
-    r"request|change|payment)s?)|only (?:some|part|half))"
-    r"\b[^.!?]{0,40}\b(?:done|went through|processed|completed|happened|worked)\b|"
-    r"\bpartially (?:done|processed|completed|refunded|cancell?ed|updated)\b", re.I)
+_REPEAT = REPEAT_CONTACT
+_PRIOR_FAILURE = PRIOR_FAILURE
+_PRIOR_PARTIAL = PRIOR_PARTIAL
 
 _WORLD_SIGNALS = ("missing", "already_acted_on", "duplicate", "partially_completed")
 

@@ -7,14 +7,16 @@ in site-packages) turns each first ask into a unit vector, and a multinomial log
 ``bench/data/stance/dev.jsonl`` and ``dev2.jsonl`` by ``bench/train_stance_head.py``) gives
 a probability per stance. Inference needs numpy and the embedder, nothing else.
 
-How the head's answer and the patterns' (:func:`processor.stance.classify_stance`) are
-combined (:meth:`StanceHead.decide`), chosen by cross-validation on dev + dev2 (see the
-training script and ``bench/data/stance/README.md``):
+How the head's answer and the default reader's (:func:`processor.stance.classify_stance`:
+the learned reader of :mod:`processor.stance_learned`, which builds on the patterns) are
+combined (:meth:`StanceHead.decide`; the rule and its threshold were chosen by
+cross-validation on dev + dev2 when the default was the patterns alone, see the training
+script and ``bench/data/stance/README.md``):
 
-* a non-ordinary pattern result is kept: the patterns are precise when they fire and
-  miss mostly by saying ``ordinary``;
-* where the patterns say ``ordinary``, the head's label is taken when its probability is at
-  least the file's ``min_probability``; below it the ask stays ``ordinary``.
+* a non-ordinary result of the default reader is kept (the fields and the cache still
+  call it the ``pattern`` result);
+* where it says ``ordinary``, the head's label is taken when its probability is at least
+  the file's ``min_probability``; below it the ask stays ``ordinary``.
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ class BuiltinLabel:
     probability: float
     """The head's probability of ``head``."""
     pattern: str
-    """The patterns' stance of the ask."""
+    """The default reader's stance of the ask (:func:`processor.stance.classify_stance`)."""
 
     @property
     def answer(self) -> str:

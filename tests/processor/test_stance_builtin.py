@@ -187,18 +187,18 @@ def test_the_head_reads_clear_asks() -> None:
 def test_processing_labels_caches_and_never_embeds_again(
         db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _process(db, None)
-    assert _stances(db)["conv-a"] == "ordinary"  # what the patterns say
+    assert _stances(db)["conv-a"] == "adversarial"  # the default reader reads it already
     run = _run(_process(db, BUILTIN))
     assert (run.model, run.missing, run.asked, run.unparseable, run.failed, run.degraded) == (
         builtin_cache_key(), 3, 3, 0, 0, False)
     assert run.model.startswith("builtin@")
     assert _stances(db) == _EXPECTED
-    assert run.applied == 1
+    assert run.applied == 0
     cache = _cache(db)
     assert {key: value[0] for key, value in cache.items()} == _EXPECTED
     assert cache["conv-a"][1].startswith("adversarial (head adversarial p=")
-    assert cache["conv-a"][1].endswith("pattern ordinary; from the head)")
-    assert cache["conv-a"][2] == "ordinary"
+    assert cache["conv-a"][1].endswith("pattern adversarial; from the patterns)")
+    assert cache["conv-a"][2] == "adversarial"
     # Second pass with the embedder gone: nothing is embedded (it
     # could not be), the run is not degraded, and the cached labels come back.
     load_builtin_model.cache_clear()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 
 from processor._stance_inference import dates_disagree
-from processor.stance import classify_stance, stance_evidence
+from processor.stance import pattern_stance, stance_evidence
 
 STRUCTURED = [
     # mistaken: a premise, a connective of inference, a conclusion asserted as settled
@@ -86,12 +86,12 @@ PLAIN = [
 
 @pytest.mark.parametrize(("text", "stance"), STRUCTURED)
 def test_each_structure_is_read(text: str, stance: str) -> None:
-    assert classify_stance(text) == stance, stance_evidence(text)
+    assert pattern_stance(text) == stance, stance_evidence(text)
 
 
 @pytest.mark.parametrize("text", PLAIN)
 def test_the_same_words_in_a_plain_request_stay_ordinary(text: str) -> None:
-    assert classify_stance(text) == "ordinary", stance_evidence(text)
+    assert pattern_stance(text) == "ordinary", stance_evidence(text)
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -123,4 +123,4 @@ def test_the_structural_families_explain_themselves() -> None:
 def test_replacing_a_thing_or_asking_on_a_stated_rule_stays_ordinary(text: str) -> None:
     """Ending one thing to set up a new one is not a reversal, and a request built on a
     rule the person states is not a conclusion asserted as settled."""
-    assert classify_stance(text) == "ordinary"
+    assert pattern_stance(text) == "ordinary"

@@ -1,0 +1,453 @@
+"""The default user-stance reader: a linear model built on the patterns (numpy only).
+
+The hand-written patterns (:mod:`processor._stance_rules`) are precise but miss: on text
+nobody tuned them on, most misses come out ``ordinary``. This reader gives every ask a
+probability per stance from a multinomial logistic model over features that need no model
+weights at run time (:func:`encode`):
+
+* **words**: lower-cased word unigrams and bigrams, with ids, e-mails, links and numbers
+  normalised (``#W8178512`` and ``8JX2WO`` are one token, every number is ``0``), and
+  what the history axis reads left out (:mod:`processor._history_cues`: "I'm asking
+  again", "it failed before" are history, not a stance);
+* **characters**: 3- to 5-grams of the normalised text (a typo keeps most of them);
+* **marks**: what the patterns found (their label and every family that matched) and a
+  few shapes of the text (``!!``, ``??``, a shouted word, length);
+* **meaning**: the mean of the ask's word pieces in a static table distilled from
+  all-MiniLM-L6-v2 (``processor/data/stance_words.npz``, ``bench/build_stance_table.py``),
+  so that words the training lines never used still count by their sense;
+* **scores**: the patterns' score per stance.
+
+Each block is scaled to unit length and weighted (the file's ``scales``). The weights
+(``processor/data/stance_reader.npz``) are fitted by ``bench/train_stance_reader.py`` on the
+development splits only; the rule that turns probabilities and the patterns' label into a
+stance (:meth:`StanceReader.decide`) was chosen there on the training splits:
+``patterns_first`` keeps a non-ordinary pattern result, ``adversarial_first`` keeps an
+adversarial one (the patterns' most precise stance, and the one that matters most), and
+otherwise (``learned``: always) the model's best stance is taken when its probability
+reaches ``min_probability``, else ``ordinary``.
+
+The shipped file (trained 2026-12-02): words, characters and meaning only (the marks and
+scores blocks weigh 0: stacked on the patterns' findings the model transferred worse to
+other authors' text), rule ``patterns_first``, ``min_probability`` 0.5. Where the rule keeps
+the pattern stance the model is not run, and its reading is remembered per normalised ask
+(:meth:`StanceReader.read`).
+
+Loaded once per process (:func:`load_reader`); about 1-2x the patterns' own time per ask
+(186 µs per ask measured on a loaded 2-core machine, patterns included). A missing or
+damaged data file raises :class:`ReaderFileError` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import math
+import re
+import unicodedata
+import zipfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from processor._history_cues import without_history
+from processor._stance_rules import STANCES, decide, pattern_stance, stance_evidence
+from processor.errors import ProcessorError
+
+__all__ = ["BLOCKS", "READER_RESOURCE", "RULES", "WORDS_RESOURCE", "Encoded",
+           "ReaderFileError", "StanceReader", "WordTable", "encode", "load_reader", "load_table",
+           "normalise", "pack_arrays", "parse_reader", "parse_table", "read_arrays",
+           "read_stance", "reader_digest", "resource_bytes", "write_arrays"]
+
+WORDS_RESOURCE = ("processor", "data/stance_words.npz")
+"""Package and path of the static word table."""
+READER_RESOURCE = ("processor", "data/stance_reader.npz")
+"""Package and path of the reader's weights."""
+BLOCKS = ("words", "characters", "marks", "meaning", "scores")
+"""The feature blocks, in the order of the file's ``scales``."""
+RULES = ("patterns_first", "adversarial_first", "learned")
+"""How probabilities and the patterns' label make a stance (:meth:`StanceReader.decide`)."""
+PATTERN_STANCES = STANCES[1:]
+"""The stances with a pattern score, in the order of the ``scores`` block."""
+_MEMO = 65536
+"""Model readings a reader keeps (by normalised ask)."""
+_SCORE_CAP = 4.0
+"""Pattern scores above this count as this (the block is score / cap)."""
+
+
+class ReaderFileError(ProcessorError):
+    """A data file of the stance reader is missing, unreadable or has the wrong shape (the
+    command line prints the message, which names the file and how to rebuild it)."""
+
+
+# ---------------------------------------------------------------- data files
+
+
+def write_arrays(path: Path, arrays: Mapping[str, np.ndarray]) -> None:
+    """Write ``arrays`` to ``path`` as :func:`pack_arrays` packs them."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(pack_arrays(arrays))
+
+
+def pack_arrays(arrays: Mapping[str, np.ndarray]) -> bytes:
+    """``arrays`` as the bytes of an ``.npz`` file that are the same for the same arrays
+    (fixed timestamps, sorted names), so a training script can ``--check`` its output."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(arrays):
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(arrays[name]),
+                                      allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, member.getvalue())
+    return buffer.getvalue()
+
+
+def read_arrays(data: bytes, where: str, fields: Sequence[str], fix: str,
+                ) -> dict[str, np.ndarray]:
+    """The named arrays of an ``.npz`` file's bytes; :class:`ReaderFileError` naming
+    ``where``, the problem and ``fix`` when one is missing or the file is not an npz."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+            missing = [name for name in fields if name not in archive.files]
+            if missing:
+                raise ReaderFileError(f"{where}: missing array(s) {', '.join(missing)}; {fix}")
+            return {name: archive[name] for name in fields}
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise ReaderFileError(f"{where}: not a readable .npz file ({exc}); {fix}") from None
+
+
+def resource_bytes(resource: tuple[str, str], fix: str) -> bytes:
+    """The bytes of a packaged data file; :class:`ReaderFileError` when it cannot be read."""
+    package, path = resource
+    try:
+        return resources.files(package).joinpath(path).read_bytes()
+    except OSError as exc:
+        raise ReaderFileError(f"{package}/{path}: cannot read it ({exc}); reinstall "
+                              f"tracemill or {fix}") from None
+
+
+_TABLE_FIX = "rebuild it with python bench/build_stance_table.py (needs the embed extra)"
+_READER_FIX = "rebuild it with python bench/train_stance_reader.py"
+
+# ---------------------------------------------------------------- text
+
+
+_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+_URL = re.compile(r"https?://\S+|www\.\S+")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
+_ID = re.compile(r"(?<![\w])(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]{3,}(?![\w])")
+_DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"[a-z0-9']+|[!?]")
+_SHOUTED = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])")
+_PLACEHOLDERS = frozenset(("idtok", "urltok", "emailtok"))
+
+
+def normalise(text: str) -> str:
+    """Lower case, one kind of quote, ids/links/e-mails as one word each, every number
+    ``0``, single spaces; mentions of an earlier contact left out (the history axis reads
+    them: :mod:`processor._history_cues`)."""
+    lowered = without_history(text.translate(_QUOTES).lower())
+    lowered = _URL.sub(" urltok ", lowered)
+    lowered = _EMAIL.sub(" emailtok ", lowered)
+    lowered = _ID.sub(" idtok ", lowered)
+    lowered = _DIGITS.sub("0", lowered)
+    return " ".join(lowered.split())
+
+
+@dataclass(frozen=True)
+class Encoded:
+    """One ask as features (the blocks of :data:`BLOCKS`, unscaled)."""
+
+    words: frozenset[str]
+    """``w:`` unigrams and ``b:`` bigrams."""
+    characters: frozenset[str]
+    """``c:`` character 3- to 5-grams."""
+    marks: frozenset[str]
+    """``p:`` the patterns' label, ``f:`` their families, ``s:`` shapes of the text."""
+    meaning: np.ndarray
+    """The unit mean vector of the word pieces (zeros when none is in the table)."""
+    scores: np.ndarray
+    """The patterns' score per stance of :data:`PATTERN_STANCES`, over the cap."""
+    pattern: str
+    """The patterns' stance."""
+
+
+def encode(text: str, table: WordTable, patterns: bool = True) -> Encoded:
+    """The features of one ask (see the module); ``patterns=False`` skips running the
+    patterns (their marks and scores stay empty, their stance ``ordinary``): for a reader
+    that does not use them."""
+    words, grams, characters, meaning = _lexical(normalise(text), table)
+    evidence = stance_evidence(text) if patterns else []
+    scores = dict.fromkeys(PATTERN_STANCES, 0.0)
+    marks = set()
+    for stance, name, weight in evidence:
+        scores[stance] += weight
+        marks.add("f:" + name)
+    pattern = decide(scores) if text and patterns else "ordinary"
+    if patterns:
+        marks.add("p:" + pattern)
+    if "!!" in text:
+        marks.add("s:!!")
+    if "??" in text or "?!" in text or "!?" in text:
+        marks.add("s:??")
+    if _SHOUTED.search(text):
+        marks.add("s:caps")
+    marks.add(f"s:len{min(len(words) // 10, 5)}")
+    score_vector = np.array([min(max(scores[stance], 0.0), _SCORE_CAP) / _SCORE_CAP
+                             for stance in PATTERN_STANCES])
+    return Encoded(grams, characters, frozenset(marks), meaning, score_vector, pattern)
+
+
+def _lexical(normal: str, table: WordTable,
+             ) -> tuple[list[str], frozenset[str], frozenset[str], np.ndarray]:
+    """(words, word grams, character grams, meaning) of a normalised ask."""
+    words = _WORD.findall(normal)
+    grams = {"w:" + word for word in words}
+    grams.update(f"b:{first}_{second}" for first, second in zip(
+        ["<s>", *words], [*words, "</s>"], strict=True))
+    padded = f" {normal} "
+    characters = frozenset("c:" + padded[start:start + size] for size in (3, 4, 5)
+                           for start in range(len(padded) - size + 1))
+    meaning = table.mean([word for word in words if word not in _PLACEHOLDERS])
+    return words, frozenset(grams), characters, meaning
+
+
+_NO_SCORES = np.zeros(len(PATTERN_STANCES))
+
+
+# ---------------------------------------------------------------- the word table
+
+
+def _basic_split(word: str) -> list[str]:
+    """BERT's basic tokenizer on one lower-cased word: accents stripped, punctuation apart."""
+    if not word.isascii():
+        word = "".join(char for char in unicodedata.normalize("NFD", word)
+                       if unicodedata.category(char) != "Mn")
+    return re.findall(r"[a-z0-9]+|[^\sa-z0-9]", word)
+
+
+class WordTable:
+    """Static vectors of word pieces; an ask's meaning is the mean of its pieces'."""
+
+    def __init__(self, pieces: Sequence[str], vectors: np.ndarray, source: str) -> None:
+        self.index = {piece: number for number, piece in enumerate(pieces)}
+        """Word piece -> row."""
+        self.vectors = vectors
+        """(pieces, dimensions) float32."""
+        self.source = source
+        """Which model the table was distilled from."""
+        self._rows = lru_cache(maxsize=65536)(self._word_rows)
+
+    @property
+    def dimensions(self) -> int:
+        """Length of a vector."""
+        return int(self.vectors.shape[1])
+
+    def _word_rows(self, word: str) -> tuple[int, ...]:
+        rows: list[int] = []
+        for part in _basic_split(word):
+            found = self.index.get(part)
+            if found is not None:
+                rows.append(found)
+                continue
+            start, pieces = 0, list[int]()
+            while start < len(part):  # greedy longest match (WordPiece)
+                end = len(part)
+                while end > start:
+                    piece = part[start:end] if start == 0 else "##" + part[start:end]
+                    found = self.index.get(piece)
+                    if found is not None:
+                        break
+                    end -= 1
+                if found is None:
+                    pieces = []  # an unknown piece: the word counts for nothing
+                    break
+                pieces.append(found)
+                start = end
+            rows.extend(pieces)
+        return tuple(rows)
+
+    def mean(self, words: Sequence[str]) -> np.ndarray:
+        """The unit mean vector of the words' pieces (zeros for none)."""
+        rows = [row for word in words for row in self._rows(word)]
+        if not rows:
+            return np.zeros(self.dimensions)
+        # a sum: the norm makes it the mean's direction
+        vector = self.vectors.take(np.asarray(rows, dtype=np.intp), axis=0).sum(
+            axis=0, dtype=np.float64)
+        norm = float(np.sqrt(vector @ vector))
+        unit: np.ndarray = vector / norm if norm > 0 else vector
+        return unit
+
+
+def parse_table(data: bytes, where: str) -> WordTable:
+    """The word table in a file's bytes (:class:`ReaderFileError` when it is not one)."""
+    arrays = read_arrays(data, where, ("pieces", "vectors", "scales", "source"), _TABLE_FIX)
+    pieces, vectors, scales = arrays["pieces"], arrays["vectors"], arrays["scales"]
+    if (pieces.ndim != 1 or vectors.ndim != 2 or vectors.shape[0] != len(pieces)
+            or scales.shape != (len(pieces),) or vectors.dtype != np.int8):
+        raise ReaderFileError(f"{where}: pieces {pieces.shape}, vectors {vectors.shape} "
+                              f"{vectors.dtype} and scales {scales.shape} do not fit; "
+                              f"{_TABLE_FIX}")
+    matrix = vectors.astype(np.float32) * scales.astype(np.float32)[:, None]
+    return WordTable([str(piece) for piece in pieces], matrix, str(arrays["source"][0]))
+
+
+@lru_cache(maxsize=1)
+def load_table() -> WordTable:
+    """The word table shipped with the package (loaded once per process)."""
+    package, path = WORDS_RESOURCE
+    return parse_table(resource_bytes(WORDS_RESOURCE, _TABLE_FIX), f"{package}/{path}")
+
+
+# ---------------------------------------------------------------- the reader
+
+
+@dataclass(frozen=True)
+class StanceReader:
+    """The fitted model and its decision rule."""
+
+    labels: tuple[str, ...]
+    """The stance of each weight column."""
+    features: Mapping[str, int]
+    """Sparse feature (word, character gram, mark) -> weight row."""
+    sparse: np.ndarray
+    """(sparse features, labels) weights."""
+    dense: np.ndarray
+    """(meaning dimensions + pattern scores, labels) weights."""
+    bias: np.ndarray
+    """(labels,)."""
+    scales: np.ndarray
+    """The weight of each block of :data:`BLOCKS`."""
+    rule: str
+    """One of :data:`RULES`."""
+    min_probability: float
+    """Probability from which the model's non-ordinary stance is taken."""
+    table: WordTable
+    """The static word table the ``meaning`` block comes from."""
+    memo: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Model readings by normalised ask (at most :data:`_MEMO`)."""
+
+    def probabilities(self, encoded: Encoded) -> np.ndarray:
+        """(labels,) probabilities of one encoded ask."""
+        get = self.features.get
+        rows: list[int] = []
+        weights: list[float] = []
+        for number, (block, scale) in enumerate(zip(
+                (encoded.words, encoded.characters, encoded.marks), self.scales[:3],
+                strict=True)):
+            if not scale or not block:
+                continue
+            found = [row for row in map(get, block) if row is not None]
+            # words and characters: unit length; marks: one each
+            weight = float(scale) / math.sqrt(len(block)) if number < 2 else float(scale)
+            rows += found
+            weights += [weight] * len(found)
+        logits = self.bias.copy()
+        if rows:
+            logits += np.asarray(weights) @ self.sparse.take(
+                np.asarray(rows, dtype=np.intp), axis=0)
+        dense = np.concatenate((encoded.meaning * self.scales[3],
+                                encoded.scores * self.scales[4]))
+        logits = logits + dense @ self.dense
+        logits -= logits.max()
+        exp = np.exp(logits)
+        result: np.ndarray = exp / exp.sum()
+        return result
+
+    def decide(self, probabilities: np.ndarray, pattern: str) -> str:
+        """The stance from the model's probabilities and the patterns' label (see
+        :data:`RULES` and the module)."""
+        if self.keeps(pattern):
+            return pattern
+        best = int(probabilities.argmax())
+        label = self.labels[best]
+        if label != "ordinary" and probabilities[best] >= self.min_probability:
+            return label
+        return "ordinary"
+
+    def read(self, text: str) -> str:
+        """The stance of one ask."""
+        if not text.strip():
+            return "ordinary"
+        if self.scales[2] or self.scales[4]:  # the weights read the patterns' findings
+            encoded = encode(text, self.table)
+            return self.decide(self.probabilities(encoded), encoded.pattern)
+        pattern = pattern_stance(text) if self.rule != "learned" else "ordinary"
+        if self.keeps(pattern):
+            return pattern  # the model is not needed
+        # the model reads only the normalised text: asks that differ in ids, numbers or
+        # case share one reading
+        normal = normalise(text)
+        found = self.memo.get(normal)
+        if found is None:
+            _, grams, characters, meaning = _lexical(normal, self.table)
+            encoded = Encoded(grams, characters, frozenset(), meaning, _NO_SCORES, "ordinary")
+            found = self.decide(self.probabilities(encoded), "ordinary")
+            if len(self.memo) >= _MEMO:
+                self.memo.clear()
+            self.memo[normal] = found
+        return found
+
+    def keeps(self, pattern: str) -> bool:
+        """Whether the rule keeps this pattern stance whatever the model says."""
+        return pattern != "ordinary" and (self.rule == "patterns_first" or (
+            self.rule == "adversarial_first" and pattern == "adversarial"))
+
+
+def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
+    """The reader in a weights file's bytes (:class:`ReaderFileError` when it is not one)."""
+    arrays = read_arrays(data, where, ("labels", "features", "sparse", "dense", "bias",
+                                       "scales", "rule", "min_probability"), _READER_FIX)
+    labels = tuple(str(label) for label in arrays["labels"])
+    features, sparse, dense = arrays["features"], arrays["sparse"], arrays["dense"]
+    bias, scales = arrays["bias"], arrays["scales"]
+    rule, min_probability = str(arrays["rule"][0]), float(arrays["min_probability"][0])
+    if sorted(labels) != sorted(STANCES):
+        raise ReaderFileError(f"{where}: labels {labels} are not the stances {STANCES}; "
+                              f"{_READER_FIX}")
+    width = len(labels)
+    expected_dense = table.dimensions + len(PATTERN_STANCES)
+    if (features.ndim != 1 or sparse.shape != (len(features), width)
+            or dense.shape != (expected_dense, width) or bias.shape != (width,)
+            or scales.shape != (len(BLOCKS),)):
+        raise ReaderFileError(
+            f"{where}: features {features.shape}, sparse {sparse.shape}, dense {dense.shape}, "
+            f"bias {bias.shape}, scales {scales.shape} do not fit {width} labels and a "
+            f"{table.dimensions}-dimension word table; {_READER_FIX}")
+    finite = all(np.isfinite(array.astype(np.float64)).all()
+                 for array in (sparse, dense, bias, scales))
+    if rule not in RULES or not finite or not 0.0 <= min_probability <= 1.0:
+        raise ReaderFileError(f"{where}: rule {rule!r} (one of {RULES}), non-finite weights "
+                              f"or min_probability {min_probability} outside 0..1; "
+                              f"{_READER_FIX}")
+    return StanceReader(labels, {str(name): row for row, name in enumerate(features)},
+                        sparse.astype(np.float64), dense.astype(np.float64),
+                        bias.astype(np.float64), scales.astype(np.float64), rule,
+                        min_probability, table)
+
+
+@lru_cache(maxsize=1)
+def load_reader() -> StanceReader:
+    """The reader shipped with the package (loaded once per process)."""
+    package, path = READER_RESOURCE
+    return parse_reader(resource_bytes(READER_RESOURCE, _READER_FIX), f"{package}/{path}",
+                        load_table())
+
+
+def reader_digest() -> str:
+    """A short digest of the shipped weights and table (names a reader in caches)."""
+    digest = hashlib.sha256(resource_bytes(READER_RESOURCE, _READER_FIX))
+    digest.update(resource_bytes(WORDS_RESOURCE, _TABLE_FIX))
+    return digest.hexdigest()[:12]
+
+
+@lru_cache(maxsize=8192)
+def read_stance(text: str) -> str:
+    """The default reader's stance of one ask (see the module)."""
+    return load_reader().read(text)
