@@ -359,6 +359,8 @@ def _read_object(body: dict[str, Any], verdict: Verdict) -> None:
         return
     if verdict.lookup:
         verdict.record_state = _record_state(body)
+        if verdict.record_state is not None and _call_fault(body) is not None:
+            verdict.record_state = None  # the call failed: its errors are read as usual
     present = body.keys() & _OBJECT_KEYS
     if present:
         _read_markers(body, present, verdict)
@@ -389,9 +391,43 @@ def _names_record(body: dict[str, Any]) -> bool:
     return False
 
 
+_CALL_FAULTS = frozenset({"timeout", "rate_limited", "permission_denied", "server_error"})
+"""Faults of the call itself: a body that names one failed, whatever record it echoes."""
+_CALL_FAULT_KEYS = ("error", "errors", "message", "error_message", "errorMessage", "detail",
+                    "reason", "description", "error_description", "msg", "error_code",
+                    "errorCode", "code")
+"""Where a body says what went wrong with the call."""
+
+
+def _call_fault(body: dict[str, Any], depth: int = 0) -> str | None:
+    """A fault of the call (:data:`_CALL_FAULTS`) named in the body's error members,
+    messages or codes (``{"order_id": "A1", "status": "error", "message": "Database
+    connection timed out"}``: the wrapper echoed the id it was asked for)."""
+    for key in _CALL_FAULT_KEYS:
+        value = body.get(key)
+        fault: str | None = None
+        if isinstance(value, bool):
+            continue
+        if isinstance(value, int):
+            fault = http_fault(value)
+        elif isinstance(value, str) and value:
+            token = word(value[:80])[1] if " " not in value.strip() else None
+            fault = token or text_fault(value[: 2 * SHORT], generic=True)
+        elif isinstance(value, dict) and depth < 2:
+            fault = _call_fault(value, depth + 1)
+        elif isinstance(value, list) and depth < 2:
+            for item in value[:5]:
+                if isinstance(item, dict):
+                    fault = fault or _call_fault(item, depth + 1)
+        if fault in _CALL_FAULTS:
+            return fault
+    return None
+
+
 def _record_state(body: dict[str, Any]) -> str | None:
     """The state a looked-up record is in when that state is a failure of the record's
-    own (``failed``, ``declined``, ``rejected``, ``error``, ``failure``, ``FAILED``): a
+    own (``failed``, ``declined``, ``rejected``, ``failure``, ``FAILED``; not ``error``,
+    which is how a tool wrapper reports its own failed call): a
     word that names no fault of a call on its own (a weak one: ``not_found``, ``timeout``,
     ``permission_denied`` stay the lookup's), in a body that names a record. None
     otherwise."""
@@ -401,7 +437,8 @@ def _record_state(body: dict[str, Any]) -> str | None:
         value = body.get(key)
         if isinstance(value, str) and value and len(value) <= 80 and " " not in value.strip():
             world, weak, strong, _ = word(value)
-            if weak is not None and strong is None and world is None:
+            if weak is not None and strong is None and world is None and \
+                    value.lower() not in ("error", "errors"):  # a wrapper's, not a record's
                 return value
     return None
 

@@ -139,8 +139,9 @@ _READER_FIX = "rebuild it with python bench/train_stance_reader.py"
 
 _QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
 _URL = re.compile(r"https?://\S+|www\.\S+")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.[\w.]+")
-_ID = re.compile(r"(?<![\w])(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]{3,}(?![\w])")
+# linear on any text: a match starts only where the run starts, and the run is taken whole
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+\.[\w.]+")
+_ID = re.compile(r"(?<![\w-])(?=[a-z0-9-]*\d)(?=[a-z0-9-]*[a-z])[a-z0-9][a-z0-9-]{3,}(?![\w])")
 _DIGITS = re.compile(r"\d+")
 _WORD = re.compile(r"[a-z0-9']+|[!?]")
 _SHOUTED = re.compile(r"(?<![\w-])[A-Z]{3,}(?![\w-])")
@@ -343,7 +344,8 @@ class StanceReader:
                 strict=True)):
             if not scale or not block:
                 continue
-            found = [row for row in map(get, block) if row is not None]
+            # sorted: the sum's order, and so its last bits, must not follow set order
+            found = sorted(row for row in map(get, block) if row is not None)
             # words and characters: unit length; marks: one each
             weight = float(scale) / math.sqrt(len(block)) if number < 2 else float(scale)
             rows += found
@@ -383,7 +385,7 @@ class StanceReader:
             return pattern  # the model is not needed
         # the model reads only the normalised text: asks that differ in ids, numbers or
         # case share one reading
-        normal = normalise(text)
+        normal = normalise(text[:MODEL_CHARS])
         found = self.memo.get(normal)
         if found is None:
             _, grams, characters, meaning = _lexical(normal, self.table)
@@ -445,6 +447,11 @@ def reader_digest() -> str:
     digest = hashlib.sha256(resource_bytes(READER_RESOURCE, _READER_FIX))
     digest.update(resource_bytes(WORDS_RESOURCE, _TABLE_FIX))
     return digest.hexdigest()[:12]
+
+
+MODEL_CHARS = 4000
+"""How much of an ask the model reads (the patterns read all of it): enough for any
+opening, and a pasted log or document costs no more."""
 
 
 @lru_cache(maxsize=8192)

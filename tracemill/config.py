@@ -337,6 +337,14 @@ class Settings(BaseModel):
             data = {**data, "api_address": f"127.0.0.1:{port + 1 if 0 < port < 65535 else 0}"}
         return data
 
+    @field_validator("db_row_group_size")
+    @classmethod
+    def _check_row_group_size(cls, value: int) -> int:
+        if value % 2048:
+            raise ValueError(f"{value:,} rows: DuckDB takes a row group size that is a "
+                             "multiple of 2,048 (e.g. 16384), or 0 for its default")
+        return value
+
     @field_validator("grpc_address", "http_address", "api_address")
     @classmethod
     def _check_address(cls, value: str) -> str:

@@ -93,3 +93,9 @@ def test_a_second_process_is_told_who_holds_the_file(tmp_path: Path) -> None:
     finally:
         store.close()
     assert done.stdout.strip() == str(os.getpid()), done.stderr
+
+
+@pytest.mark.parametrize("size", [1_000, 3_000])
+def test_a_row_group_size_duckdb_refuses_is_named_before_opening(size: int) -> None:
+    with pytest.raises(ValueError, match="multiple of 2,048"):
+        Settings(db_row_group_size=size)

@@ -99,6 +99,31 @@ def test_failures_of_the_call_stay_failures(tool: str, body: dict[str, Any],
     assert reading.record_state is None
 
 
+@pytest.mark.parametrize(("tool", "body", "condition"), [
+    # a tool wrapper's failed call that echoes the id it was asked for (review, session 7)
+    ("get_order", {"order_id": "A123", "status": "error", "message": "Internal server error"},
+     "error"),
+    ("get_order", {"order_id": "A123", "status": "error",
+                   "message": "Database connection timed out"}, "timeout"),
+    ("get_user", {"user_id": "u1", "status": "failed",
+                  "error": {"code": "RATE_LIMITED", "message": "Too many requests"}}, "error"),
+    ("get_user", {"user_id": "u1", "status": "error", "error_code": 500,
+                  "message": "upstream failure"}, "error"),
+    ("fetch_document", {"document_id": "d9", "status": "error", "error": "permission denied"},
+     "permission_denied"),
+    ("get_weather", {"id": "req-7f3a", "status": "error", "message": "API key invalid"},
+     "permission_denied"),
+    ("get_order", {"id": 42, "status": "error", "error": "Service unavailable"}, "error"),
+    ("get_order", {"order_id": "o1", "state": "failed", "detail": "Gateway Timeout"},
+     "timeout"),
+])
+def test_a_wrapper_echoing_the_id_of_a_failed_call_still_failed(
+        tool: str, body: dict[str, Any], condition: str) -> None:
+    reading = read_result(orjson.dumps(body).decode(), tool=tool)
+    assert reading.condition == condition, reading
+    assert reading.record_state is None
+
+
 def test_a_plain_record_has_no_record_state() -> None:
     reading = read_result(orjson.dumps({"id": 7, "status": "completed",
                                         "conclusion": "success"}).decode(),

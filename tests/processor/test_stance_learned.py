@@ -5,6 +5,7 @@ weights are what the training script gives, and a broken data file is a clear er
 from __future__ import annotations
 
 import io
+import os
 import subprocess
 import sys
 from importlib import resources
@@ -16,6 +17,7 @@ import pytest
 from processor.errors import ProcessorError
 from processor.stance import STANCES, classify_stance, pattern_stance
 from processor.stance_learned import (
+    MODEL_CHARS,
     READER_RESOURCE,
     RULES,
     WORDS_RESOURCE,
@@ -92,6 +94,32 @@ def test_deterministic() -> None:
     assert np.array_equal(first, again.probabilities(encode(text, again.table)))
     assert first.shape == (len(STANCES),) and abs(float(first.sum()) - 1.0) < 1e-9
     assert classify_stance(text) == classify_stance(text + "")
+
+
+_PROBABILITIES = (
+    "from processor.stance_learned import encode, load_reader\n"
+    "reader = load_reader()\n"
+    "text = 'ok so my flight BA 2241 got moved AGAIN and nobody told me, sort it out today'\n"
+    "print(reader.probabilities(encode(text, reader.table)).tobytes().hex())\n")
+
+
+def test_the_same_bits_whatever_the_hash_seed() -> None:
+    """The sum over an ask's features runs in a fixed order, not in set order (which
+    follows PYTHONHASHSEED), so two processes give bit-identical probabilities."""
+    answers = {subprocess.run([sys.executable, "-c", _PROBABILITIES], capture_output=True,
+                              text=True, check=True, timeout=120,
+                              env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+               for seed in ("1", "2", "3")}
+    assert len(answers) == 1, answers
+
+
+def test_the_model_reads_the_start_of_a_long_ask_and_odd_runs_fold() -> None:
+    ask = "ugh the app keeps crashing, nothing works, fix it already!!"
+    pasted = ask + " " + "Ab3+" * 20_000 + " a-" * 20_000
+    assert classify_stance(pasted) == classify_stance(ask + " " + "Ab3+" * (MODEL_CHARS // 4))
+    # an address or id inside a run of its characters is one token, the run no worse
+    assert normalise("x" * 50 + "@example.com") == "emailtok"
+    assert normalise("a-" * 5 + "b1") == "idtok"
 
 
 def test_the_shortcut_reads_as_the_full_encoding() -> None:
