@@ -59,6 +59,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from stance_confusion import DATA, LABELS, Line, load, render, score  # noqa: E402
+from train_stance_head import FOLDS, folds  # noqa: E402
 
 from processor.stance_learned import (  # noqa: E402
     READER_RESOURCE,
@@ -97,7 +98,6 @@ CHOICE_MIN_PROBABILITY = 0.5
 more likely than all the others together, ordinary included."""
 MIN_COUNT = 2
 """A sparse feature is kept when at least this many training lines have it."""
-FOLDS = 5
 REPEATS = 1
 MAX_ITERATIONS = 300
 
@@ -193,17 +193,6 @@ def probabilities(x: Any, w: np.ndarray, b: np.ndarray) -> np.ndarray:
     exp = np.exp(logits)
     result: np.ndarray = exp / exp.sum(axis=1, keepdims=True)
     return result
-
-
-def folds(y: np.ndarray, seed: int) -> np.ndarray:
-    """A stratified fold number per line."""
-    rng = np.random.default_rng(seed)
-    fold = np.zeros(len(y), dtype=int)
-    for label in range(len(LABELS)):
-        members = np.flatnonzero(y == label)
-        rng.shuffle(members)
-        fold[members] = np.arange(len(members)) % FOLDS
-    return fold
 
 
 def apply_rule(p: np.ndarray, patterns: Sequence[str], rule: str, threshold: float,

@@ -212,6 +212,22 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
     return None if best is None else Found(best[1], float(best[0]))
 
 
+def _deciding(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
+              judged: Sequence[Judged]) -> tuple[np.ndarray, np.ndarray]:
+    """(the graded members of the periods that decide a situation's status: both for a
+    persistent one, which fails in both; the situation's own among them, without the
+    smaller situations judged inside it before it)."""
+    graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
+        profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
+        else profiles.graded & (profiles.period >= 0))
+    size = int(profiles.n[mask].sum())
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask, _, _ in judged:
+        if int(profiles.n[other_mask].sum()) < size:
+            claimed |= other_mask & mask
+    return graded, graded & mask & ~claimed
+
+
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
 multiple of the excess its core (the members read right) keeps: 1.0 says at least half
@@ -258,17 +274,7 @@ def _cores(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     read = [i for i, axis in enumerate(profiles.axes) if axis in READ_AXES]
     if len(item.coordinates) >= 3 or any(axis in read for axis, _ in item.coordinates):
         return []
-    # the periods that decide its status: both for a persistent one (it fails in both)
-    graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
-        profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
-        else profiles.graded & (profiles.period >= 0))
-    # the cell without the situations judged inside it (smaller ones, judged before it)
-    size = int(profiles.n[mask].sum())
-    claimed = np.zeros(len(profiles.n), dtype=bool)
-    for _, other_mask, _, _ in judged:
-        if int(profiles.n[other_mask].sum()) < size:
-            claimed |= other_mask & mask
-    cell = graded & mask & ~claimed
+    graded, cell = _deciding(profiles, mask, verdict, judged)
     out = graded & ~mask
 
     def count(keep: np.ndarray) -> tuple[int, int]:
@@ -401,15 +407,7 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     used = {axis for axis, _ in item.coordinates}
     if len(item.coordinates) >= 3 or used & set(axes):
         return None
-    graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
-        profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
-        else profiles.graded & (profiles.period >= 0))
-    size = int(profiles.n[mask].sum())
-    claimed = np.zeros(len(profiles.n), dtype=bool)
-    for _, other_mask, _, _ in judged:
-        if int(profiles.n[other_mask].sum()) < size:
-            claimed |= other_mask & mask
-    cell = graded & mask & ~claimed
+    _, cell = _deciding(profiles, mask, verdict, judged)
     g_cell = int(profiles.n[cell].sum())
     f_cell = int(profiles.n[cell & profiles.failed].sum())
     if f_cell < MIN_FAILED:
