@@ -344,16 +344,18 @@ class StanceReader:
                 strict=True)):
             if not scale or not block:
                 continue
-            # sorted: the sum's order, and so its last bits, must not follow set order
-            found = sorted(row for row in map(get, block) if row is not None)
+            found = [row for row in map(get, block) if row is not None]
             # words and characters: unit length; marks: one each
             weight = float(scale) / math.sqrt(len(block)) if number < 2 else float(scale)
             rows += found
             weights += [weight] * len(found)
         logits = self.bias.copy()
         if rows:
-            logits += np.asarray(weights) @ self.sparse.take(
-                np.asarray(rows, dtype=np.intp), axis=0)
+            # in row order: the sum's order, and so its last bits, must not follow set order
+            # (a row is one feature of one block, so the order is total)
+            index = np.asarray(rows, dtype=np.intp)
+            order = np.argsort(index, kind="stable")
+            logits += np.asarray(weights)[order] @ self.sparse.take(index[order], axis=0)
         dense = np.concatenate((encoded.meaning * self.scales[3],
                                 encoded.scores * self.scales[4]))
         logits = logits + dense @ self.dense
