@@ -444,14 +444,11 @@ def stored_by_replay(store: Store, index: DeadLetterIndex) -> set[int]:
                 payload = letter.read_payload(index.folder)
             except DeadLetterDamaged:
                 continue
-            identity = [letter.end, letter.received_unix_nano, zlib.crc32(payload)]
             try:
-                ((recorded,),) = cursor.execute(
-                    load_sql("collector", "replayed_dead_letter.sql"), identity).fetchall()
+                if _replayed(cursor, _identity(letter, payload)):
+                    found.add(letter.end)
             except duckdb.CatalogException:  # written before migration 002: none recorded
                 return set()
-            if recorded:
-                found.add(letter.end)
     finally:
         cursor.close()
     return found
@@ -462,12 +459,10 @@ def _store_one(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
                max_items: int) -> tuple[int, int, int] | None:
     """Store one request in its own transaction; (rows offered, rows new, items refused),
     or None when a replay stored it before (nothing is written)."""
-    identity = [letter.end, letter.received_unix_nano, zlib.crc32(payload)]
+    identity = _identity(letter, payload)
     cursor.begin()
     try:
-        ((recorded,),) = cursor.execute(load_sql("collector", "replayed_dead_letter.sql"),
-                                        identity).fetchall()
-        if recorded:
+        if _replayed(cursor, identity):
             cursor.rollback()
             return None
         position, sequence = _take_commit_number(cursor)
@@ -494,6 +489,18 @@ def _store_one(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
             cursor.rollback()
         raise
     return offered, inserted, rejected
+
+
+def _identity(letter: DeadLetter, payload: bytes) -> list[int]:
+    """What ``collector_replayed_dead_letters`` knows a letter by."""
+    return [letter.end, letter.received_unix_nano, zlib.crc32(payload)]
+
+
+def _replayed(cursor: duckdb.DuckDBPyConnection, identity: list[int]) -> bool:
+    """Whether a replay stored the letter of this identity already."""
+    ((recorded,),) = cursor.execute(load_sql("collector", "replayed_dead_letter.sql"),
+                                    identity).fetchall()
+    return bool(recorded)
 
 
 def _take_commit_number(cursor: duckdb.DuckDBPyConnection) -> tuple[int, int]:

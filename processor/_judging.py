@@ -9,7 +9,7 @@ smallest first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -234,12 +234,25 @@ multiple of the excess its core (the members read right) keeps: 1.0 says at leas
 of the group is read right (*Read-axis cores* in :mod:`processor.situations`)."""
 
 
+Narrower = Callable[[Profiles, Found, np.ndarray, Verdict, Sequence[Judged]], list[Found]]
+"""``(profiles, situation, its mask, its verdict, the judged) -> narrower situations``."""
+
+
 def find_cores(profiles: Profiles, judged: Sequence[Judged],
                totals: Sequence[tuple[int, int]], names: PeriodNames,
                min_support: int) -> list[Judged]:
     """The judged situations, a broad one whose failures are groups on a read axis (with
     what they leaked into the rest of the cell) replaced by those groups (see *Read-axis
     cores* in :mod:`processor.situations`), judged again with the others."""
+    return _replace_until_stable(profiles, judged, totals, names, min_support, _cores)
+
+
+def _replace_until_stable(profiles: Profiles, judged: Sequence[Judged],
+                          totals: Sequence[tuple[int, int]], names: PeriodNames,
+                          min_support: int, narrower: Narrower) -> list[Judged]:
+    """The judged situations, each in turn replaced by the narrower situations
+    ``narrower`` finds for it (those not reported already), as long as every one of them
+    keeps its status once all are judged again; until none is replaced."""
     current = list(judged)
     tried: set[tuple[tuple[int, int], ...]] = set()
     while True:
@@ -248,7 +261,7 @@ def find_cores(profiles: Profiles, judged: Sequence[Judged],
             if key in tried:
                 continue
             tried.add(key)
-            parts = _cores(profiles, item, mask, verdict, current)
+            parts = narrower(profiles, item, mask, verdict, current)
             if not parts:
                 continue
             present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
@@ -371,31 +384,21 @@ def name_where(profiles: Profiles, judged: Sequence[Judged],
                min_support: int) -> list[Judged]:
     """The judged situations, one without a tool named by the tool that holds its
     failures (see *Where it fails* in :mod:`processor.situations`), judged again."""
-    current = list(judged)
-    tried: set[tuple[tuple[int, int], ...]] = set()
-    while True:
-        for item, mask, verdict, _ in current:
-            key = tuple(sorted(item.coordinates))
-            if key in tried:
-                continue
-            tried.add(key)
-            coordinate = _where(profiles, item, mask, verdict, current)
-            if coordinate is None:
-                continue
-            named = Found((*item.coordinates, coordinate), item.excess)
-            present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
-            if tuple(sorted(named.coordinates)) in present:
-                continue
-            kept = [(other, other_mask) for other, other_mask, _, _ in current
-                    if tuple(sorted(other.coordinates)) != key]
-            kept.append((named, profiles.mask(named.coordinates)))
-            rejudged = judge_all(profiles, kept, totals, names, min_support)
-            if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
-                   and v.status == verdict.status for other, _, v, _ in rejudged):
-                current = rejudged
-                break
-        else:
-            return current
+    return _replace_until_stable(profiles, judged, totals, names, min_support, _named)
+
+
+def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> list[Found]:
+    """The situation named by the tool that holds its failures (:func:`_where`), unless
+    that situation is reported already; else none."""
+    coordinate = _where(profiles, item, mask, verdict, judged)
+    if coordinate is None:
+        return []
+    named = Found((*item.coordinates, coordinate), item.excess)
+    if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
+           for other, _, _, _ in judged):
+        return []
+    return [named]
 
 
 def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
