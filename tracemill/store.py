@@ -4,6 +4,8 @@ Each component owns its tables: its migrations are ``<component>/sql/migrations/
 files, applied in order and recorded in ``tracemill_migrations``. Only one process may
 open a DuckDB file for writing; :func:`open_store` turns DuckDB's lock error into a
 :class:`~tracemill.errors.StoreLockedError` naming the process that holds the file.
+Inside one process, opening a file that is already open shares its database (DuckDB
+attaches a file once per process): the file closes when the last of its stores closes.
 
 A lake file (a text file holding ``ducklake:postgres:<conninfo> data_path=...``) or that
 URL itself opens a DuckLake instead (:mod:`tracemill.lake`): many processes write it at
@@ -83,8 +85,11 @@ class Store:
     """An open DuckDB store. Thread-safe: each thread works through its own cursor."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, path: Path, read_only: bool,
-                 *, lake: _lake.LakeConnection | None = None, session: Sequence[str] = ()):
+                 *, lake: _lake.LakeConnection | None = None, session: Sequence[str] = (),
+                 shared: _SharedFile | None = None):
         self._connection = connection
+        self._shared = shared  # a file open in this process: closed with its last store
+        self._closed = False
         self._lock = threading.Lock()
         self._lake = lake
         self._session = tuple(session)  # a file attached by name: each cursor's USE
@@ -239,12 +244,43 @@ class Store:
             cursor.close()
 
     def close(self) -> None:
-        """Close the database; cursors made from it stop working."""
+        """Close the database; cursors made from it stop working. A file that other
+        stores of this process share stays open until the last of them closes."""
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             if self._lake is not None:
                 self._lake.close()
+            elif self._shared is not None:
+                self._shared.release()
             else:
                 self._connection.close()
+
+
+class _SharedFile:
+    """A DuckDB file open in this process, and how many stores use it."""
+
+    def __init__(self, key: Path, connection: duckdb.DuckDBPyConnection, read_only: bool,
+                 session: tuple[str, ...]) -> None:
+        self.key = key
+        self.connection = connection
+        self.read_only = read_only
+        self.session = session
+        self.users = 0
+
+    def release(self) -> None:
+        with _OPEN_LOCK:
+            self.users -= 1
+            if self.users:
+                return
+            del _OPEN_FILES[self.key]
+            self.connection.close()
+
+
+_OPEN_FILES: dict[Path, _SharedFile] = {}
+"""The DuckDB files this process has open, by resolved path."""
+_OPEN_LOCK = threading.Lock()
 
 
 def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = True,
@@ -275,6 +311,37 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
         )
     if not read_only and path.parent and not path.parent.exists():
         raise StoreError(f"the folder {path.parent} for the store {path} does not exist")
+    key = path.resolve()
+    # one open at a time: a file already open in this process is shared (DuckDB attaches
+    # a file once per process), with the settings it was first opened with
+    with _OPEN_LOCK:
+        shared = _OPEN_FILES.get(key)
+        if shared is None:
+            connection, session = _connect_file(
+                path, read_only=read_only, memory_limit=memory_limit,
+                checkpoint_threshold=checkpoint_threshold, compression=compression,
+                row_group_size=row_group_size)
+            shared = _OPEN_FILES[key] = _SharedFile(key, connection, read_only, session)
+        elif shared.read_only and not read_only:
+            raise StoreError(
+                f"this process already has the store {path} open read-only; close that "
+                "store before opening the file for writing")
+        shared.users += 1
+    store = Store(shared.connection, path, read_only, session=shared.session, shared=shared)
+    if migrate and not read_only:
+        try:
+            store.migrate()
+        except BaseException:
+            store.close()
+            raise
+    return store
+
+
+def _connect_file(path: Path, *, read_only: bool, memory_limit: str | None,
+                  checkpoint_threshold: str | None, compression: str, row_group_size: int,
+                  ) -> tuple[duckdb.DuckDBPyConnection, tuple[str, ...]]:
+    """A new DuckDB connection to the file, and the statements each cursor runs first
+    (see :func:`open_store`)."""
     try:
         config: dict[str, str | bool | int | float | list[str]] = {}
         if memory_limit:
@@ -309,14 +376,7 @@ def open_store(path: Path | str, *, read_only: bool = False, migrate: bool = Tru
             f"cannot open the store {path}: {exc}. Is it a DuckDB file written by a "
             "compatible DuckDB version?"
         ) from None
-    store = Store(connection, path, read_only, session=session)
-    if migrate and not read_only:
-        try:
-            store.migrate()
-        except BaseException:
-            store.close()
-            raise
-    return store
+    return connection, session
 
 
 _FILE_ALIAS = "tracemill_store"
