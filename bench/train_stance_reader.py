@@ -12,7 +12,8 @@ Chosen on the training splits only: the feature set (``learned``: words, charact
 meaning alone; ``light`` and ``stacked``: with the patterns' marks and scores at weight 0.3
 or 1), the penalty, the weight of the meaning block, and the rule that makes a stance
 (:meth:`processor.stance_learned.StanceReader.decide`: ``patterns_first``,
-``adversarial_first`` or ``learned``, with its ``min_probability``). Each is scored three
+``patterns_unless_plain`` with its ``plain_probability``, ``adversarial_first`` or
+``learned``, with its ``min_probability``). Each is scored three
 ways: stratified 5-fold cross-validation over all lines and over the ``fresh`` lines
 (``dev3``, ``dev4``: other authors, text the patterns were not tuned on), and the
 *transfer*: fitted on the older
@@ -73,19 +74,20 @@ from processor.stance_learned import (  # noqa: E402
 
 OUT = ROOT / "processor" / READER_RESOURCE[1]
 TABLE = ROOT / "processor" / WORDS_RESOURCE[1]
-TRAIN = ("dev", "dev2", "test", "dev3", "dev4", "dev5")
+TRAIN = ("dev", "dev2", "test", "dev3", "dev4", "dev5", "dev6")
 """The training splits, used when their file exists (never test2, test3). dev5: 60 lines
 the lead wrote in session 7 so that a calm mention of an earlier contact (the history
-axis) is not read as frustration."""
-FRESH = ("dev3", "dev4")
+axis) is not read as frustration. dev6: 539 lines from another independent writer
+(session 8), 239 of them hard plain asks (calm problems, "but", conditionals)."""
+FRESH = ("dev3", "dev4", "dev6")
 """Training splits the patterns were not tuned on."""
 FEATURE_SETS = {"learned": (1.0, 1.0, 0.0, None, 0.0), "light": (1.0, 1.0, 0.3, None, 0.3),
                 "stacked": (1.0, 1.0, 1.0, None, 1.0)}
 """Block scales per feature set (None: the meaning weight of the grid)."""
 
 THRESHOLDS = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7)
-RULES = ("patterns_first", "adversarial_first", "learned")
-CHOICE_RULES = ("patterns_first",)
+RULES = ("patterns_first", "patterns_unless_plain", "adversarial_first", "learned")
+CHOICE_RULES = ("patterns_first", "patterns_unless_plain")
 """The rules the reader may be given. The patterns read the project's own synthetic
 openings (the generator's personas, tests/support/synthetic.py's stream) exactly, and the
 failure-map tests and benchmarks plant stance cells with them: a rule that overrides a
@@ -94,6 +96,13 @@ openings ("Can you do this quickly?" read as ordinary) and lost planted cells
 (tests/processor/test_failure_map.py), although it transfers better to human text (the
 grid prints it as "best without the constraints")."""
 CHOICE_MIN_PROBABILITY = 0.5
+PLAIN_PROBABILITIES = (0.6, 0.7, 0.8, 0.9)
+"""``patterns_unless_plain``: the model's ``ordinary`` probabilities tried as the point
+from which a pattern stance is overruled. Not below 0.6: at 0.5 the rule starts to overrule
+the generator's own stance openings (hurried read right 0.991 of 1,500, 1.000 at 0.6;
+measured 2026-12-02), which the project's streams plant stance cells with."""
+NO_PLAIN = 1.0
+"""The ``plain_probability`` of the other rules (never used by them)."""
 """A plain ask (patterns: ordinary) gets a stance only when the model finds that stance
 more likely than all the others together, ordinary included."""
 MIN_COUNT = 2
@@ -196,13 +205,18 @@ def probabilities(x: Any, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def apply_rule(p: np.ndarray, patterns: Sequence[str], rule: str, threshold: float,
-               ) -> list[str]:
+               plain: float = NO_PLAIN) -> list[str]:
     """:meth:`processor.stance_learned.StanceReader.decide` over many asks."""
     out = []
+    ordinary = LABELS.index("ordinary")
     for row, pattern in zip(p, patterns, strict=True):
         if pattern != "ordinary" and (rule == "patterns_first" or (
                 rule == "adversarial_first" and pattern == "adversarial")):
             out.append(pattern)
+            continue
+        if pattern != "ordinary" and rule == "patterns_unless_plain":
+            overruled = pattern != "adversarial" and row[ordinary] >= plain
+            out.append("ordinary" if overruled else pattern)
             continue
         best = int(row.argmax())
         label = LABELS[best]
@@ -334,42 +348,47 @@ def main(argv: Sequence[str] | None = None) -> int:
     fresh_patterns = [pattern for pattern, new in zip(patterns, fresh, strict=True) if new]
     only = np.ones(len(fresh_lines), dtype=bool)
 
-    def cv(config: Config, rule: str, threshold: float) -> Scores:
-        runs = [apply_rule(p, patterns, rule, threshold) for p in held_out[config]]
+    def cv(config: Config, rule: str, threshold: float, plain: float) -> Scores:
+        runs = [apply_rule(p, patterns, rule, threshold, plain) for p in held_out[config]]
         plain, new, plain_traffic, new_traffic = (
             float(np.mean([macro(lines, run, mask, traffic) for run in runs]))
             for traffic in (False, True) for mask in (everything, fresh))
         if not has_fresh:
             return plain, new, plain_traffic, new_traffic, math.nan, math.nan
-        found = apply_rule(moved[config], fresh_patterns, rule, threshold)
+        found = apply_rule(moved[config], fresh_patterns, rule, threshold, plain)
         return (plain, new, plain_traffic, new_traffic, macro(fresh_lines, found, only),
                 macro(fresh_lines, found, only, traffic=True))
 
     print(f"\nmacro F1, {FOLDS} folds x {repeats} shuffle(s): cv all lines / cv fresh lines "
           "| the same with ordinary weighted as in traffic | transfer to the fresh lines "
           "(fitted on the older splits), plain / traffic-weighted")
-    grid: dict[tuple[Config, str, float], Scores] = {}
+    grid: dict[tuple[Config, str, float, float], Scores] = {}
     for config in configs:
         for rule in RULES:
-            cells = []
-            for threshold in THRESHOLDS:
-                grid[config, rule, threshold] = cv(config, rule, threshold)
-                values = grid[config, rule, threshold]
-                cells.append(f"{threshold:.1f}: {values[0]:.3f}/{values[1]:.3f}|"
-                             f"{values[2]:.3f}/{values[3]:.3f}|{values[4]:.3f}/{values[5]:.3f}")
-            print(f"{config.features:<8} meaning {config.meaning:g} lam {config.lam:<7g} "
-                  f"{rule}\n    " + "\n    ".join(cells))
+            plains = PLAIN_PROBABILITIES if rule == "patterns_unless_plain" else (NO_PLAIN,)
+            for plain in plains:
+                cells = []
+                for threshold in THRESHOLDS:
+                    grid[config, rule, threshold, plain] = cv(config, rule, threshold, plain)
+                    values = grid[config, rule, threshold, plain]
+                    cells.append(f"{threshold:.1f}: {values[0]:.3f}/{values[1]:.3f}|"
+                                 f"{values[2]:.3f}/{values[3]:.3f}|"
+                                 f"{values[4]:.3f}/{values[5]:.3f}")
+                named = f" plain>={plain}" if plain != NO_PLAIN else ""
+                print(f"{config.features:<8} meaning {config.meaning:g} lam "
+                      f"{config.lam:<7g} {rule}{named}\n    " + "\n    ".join(cells))
     free = max(grid, key=lambda key: (round(criterion(grid[key]), 6), -key[0].lam))
     print(f"best without the constraints: {free[0].features}, meaning {free[0].meaning:g}, "
-          f"lam {free[0].lam:g}, rule {free[1]}, min_probability {free[2]}: transfer "
-          f"{grid[free][4]:.3f} / {grid[free][5]:.3f}")
+          f"lam {free[0].lam:g}, rule {free[1]}, min_probability {free[2]}, "
+          f"plain_probability {free[3]}: transfer {grid[free][4]:.3f} / {grid[free][5]:.3f}")
     chosen = max((key for key in grid if key[1] in CHOICE_RULES
                   and key[2] >= CHOICE_MIN_PROBABILITY),
                  key=lambda key: (round(criterion(grid[key]), 6), -key[0].lam))
-    config, rule, threshold = chosen
+    config, rule, threshold, plain = chosen
     values = grid[chosen]
     print(f"chosen: {config.features}, meaning {config.meaning:g}, lam {config.lam:g}, "
-          f"rule {rule}, min_probability {threshold}: cv all {values[0]:.3f}, fresh "
+          f"rule {rule}, min_probability {threshold}, plain_probability {plain}: "
+          f"cv all {values[0]:.3f}, fresh "
           f"{values[1]:.3f}; traffic-weighted {values[2]:.3f} / {values[3]:.3f}; transfer "
           f"{values[4]:.3f} / {values[5]:.3f}")
     print("patterns alone: " + "; ".join(
@@ -388,17 +407,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                  len(lines)))
     print()
     print(render(score(f"cv (shuffle 0): {config.features}, {rule} p>={threshold}", lines,
-                       apply_rule(held_out[config][0], patterns, rule, threshold), 0.0),
-                 len(lines)))
+                       apply_rule(held_out[config][0], patterns, rule, threshold, plain),
+                       0.0), len(lines)))
 
     if args.splits and splits != default:
         print("\n--splits differs from the default: nothing written")
         return 0
-    data = final(config, rule, threshold, grid[chosen], splits, encoded, y)
+    data = final(config, rule, threshold, plain, grid[chosen], splits, encoded, y)
     return deliver(data, args.out, args.check)
 
 
-def final(config: Config, rule: str, threshold: float, cv_scores: Sequence[float],
+def final(config: Config, rule: str, threshold: float, plain: float,
+          cv_scores: Sequence[float],
           splits: Sequence[str], encoded: Sequence[Encoded], y: np.ndarray) -> bytes:
     """The reader's file: the model fitted on every training line with ``config``."""
     scales = config.scales()
@@ -415,6 +435,7 @@ def final(config: Config, rule: str, threshold: float, cv_scores: Sequence[float
         "scales": scales.astype(np.float32),
         "rule": np.array([rule]),
         "min_probability": np.array([threshold]),
+        "plain_probability": np.array([plain]),
         "trained_on": np.array([f"bench/data/stance/{name}.jsonl sha256:" + hashlib.sha256(
             (DATA / f"{name}.jsonl").read_bytes()).hexdigest()[:16] for name in splits]),
         "table": np.array([hashlib.sha256(TABLE.read_bytes()).hexdigest()[:16]]),
@@ -439,10 +460,14 @@ def refit_only(out: Path, check: bool, splits: Sequence[str], lines: Sequence[Li
         config = Config(str(recorded["config"][0]), float(recorded["meaning"][0]),
                         float(recorded["lam"][0]))
         rule, threshold = str(recorded["rule"][0]), float(recorded["min_probability"][0])
+        plain = float(recorded["plain_probability"][0]) if "plain_probability" in recorded \
+            else NO_PLAIN
         cv_scores = [float(value) for value in recorded["cv_macro_f1"]]
     print(f"settings from {out}: {config.features}, meaning {config.meaning:g}, lam "
-          f"{config.lam:g}, rule {rule}, min_probability {threshold}")
-    return deliver(final(config, rule, threshold, cv_scores, splits, encoded, y), out, check)
+          f"{config.lam:g}, rule {rule}, min_probability {threshold}, plain_probability "
+          f"{plain}")
+    return deliver(final(config, rule, threshold, plain, cv_scores, splits, encoded, y), out,
+                   check)
 
 
 def deliver(data: bytes, out: Path, check: bool) -> int:

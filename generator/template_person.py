@@ -120,6 +120,7 @@ _PERSONAL = frozenset({"email", "name", "phone", "address", "account", "birthday
 class _Piece:
     text: str
     keep: bool = False  # stance/history keywords: spared the typos, clipping and expansions
+    closing: bool = False  # a sign-off: never comma-spliced onto the ask (see _render)
 
 
 class TemplateSession:
@@ -182,7 +183,7 @@ class TemplateSession:
         if self._stance in P.STANCE_PHRASES:
             pieces.append(_Piece(rng.choice(P.STANCE_PHRASES[self._stance]), keep=True))
         if persona.length != "short":
-            pieces.append(_Piece(rng.choice(P.CLOSINGS.get(persona.tone, ("",)))))
+            pieces.append(_Piece(rng.choice(P.CLOSINGS.get(persona.tone, ("",))), closing=True))
         return self._turn(pieces, values, opening=True)
 
     async def reply(self, transcript: Sequence[Message]) -> PersonTurn:
@@ -495,6 +496,7 @@ def _render(persona: Persona, rng: random.Random, pieces: Sequence[_Piece],
     """The pieces as this persona types them; fact values come through unchanged."""
     texture = persona.texture
     texts: list[str] = []
+    closings: list[bool] = []
     for piece in pieces:
         text = piece.text
         if not piece.keep:
@@ -511,11 +513,16 @@ def _render(persona: Persona, rng: random.Random, pieces: Sequence[_Piece],
             text = text[0].upper() + text[1:]
         if text:
             texts.append(text)
+            closings.append(piece.closing)
     if texture == "run_on" and len(texts) > 1:
         joined = texts[0].rstrip(".")
-        for text in texts[1:]:
+        for text, closing in zip(texts[1:], closings[1:], strict=True):
             glue = " " if joined.endswith((",", "!", "?")) else rng.choice(
                 (" and ", ", ", " and then "))
+            if closing and glue == ", ":
+                # "sort it out, you're a star!" reads as praise used as a lever (the
+                # stance patterns' flattery_lever); a sign-off is thanks, not leverage
+                glue = " and "
             head = text if re.match(r"I\b", text) else text[0].lower() + text[1:]
             joined = (joined + glue + head).rstrip(".")
         message = joined

@@ -21,16 +21,19 @@ Each block is scaled to unit length and weighted (the file's ``scales``). The we
 (``processor/data/stance_reader.npz``) are fitted by ``bench/train_stance_reader.py`` on the
 development splits only; the rule that turns probabilities and the patterns' label into a
 stance (:meth:`StanceReader.decide`) was chosen there on the training splits:
-``patterns_first`` keeps a non-ordinary pattern result, ``adversarial_first`` keeps an
-adversarial one (the patterns' most precise stance, and the one that matters most), and
-otherwise (``learned``: always) the model's best stance is taken when its probability
-reaches ``min_probability``, else ``ordinary``.
+``patterns_first`` keeps a non-ordinary pattern result, ``patterns_unless_plain`` keeps it
+unless the model reads the ask as plain (``ordinary``) with a probability of at least
+``plain_probability`` (the patterns' false alarms on calm text: "but", a problem told
+calmly), an adversarial one always (a polite request to falsify a record reads as plain
+to the model), ``adversarial_first`` keeps an adversarial one (the patterns' most precise stance,
+and the one that matters most), and otherwise (``learned``: always) the model's best stance
+is taken when its probability reaches ``min_probability``, else ``ordinary``.
 
-The shipped file (trained 2026-12-02): words, characters and meaning only (the marks and
-scores blocks weigh 0: stacked on the patterns' findings the model transferred worse to
-other authors' text), rule ``patterns_first``, ``min_probability`` 0.5. Where the rule keeps
-the pattern stance the model is not run, and its reading is remembered per normalised ask
-(:meth:`StanceReader.read`).
+The shipped file (trained 2026-12-02, session 8): words, characters and meaning only (the
+marks and scores blocks weigh 0: stacked on the patterns' findings the model transferred
+worse to other authors' text); its rule and thresholds are in the file (printed by the
+training script). Where the rule keeps the pattern stance the model is not run, and its
+probabilities are remembered per normalised ask (:meth:`StanceReader.read`).
 
 Loaded once per process (:func:`load_reader`); about 1-2x the patterns' own time per ask
 (186 µs per ask measured on a loaded 2-core machine, patterns included). A missing or
@@ -68,7 +71,7 @@ READER_RESOURCE = ("processor", "data/stance_reader.npz")
 """Package and path of the reader's weights."""
 BLOCKS = ("words", "characters", "marks", "meaning", "scores")
 """The feature blocks, in the order of the file's ``scales``."""
-RULES = ("patterns_first", "adversarial_first", "learned")
+RULES = ("patterns_first", "patterns_unless_plain", "adversarial_first", "learned")
 """How probabilities and the patterns' label make a stance (:meth:`StanceReader.decide`)."""
 PATTERN_STANCES = STANCES[1:]
 """The stances with a pattern score, in the order of the ``scores`` block."""
@@ -329,10 +332,13 @@ class StanceReader:
     """One of :data:`RULES`."""
     min_probability: float
     """Probability from which the model's non-ordinary stance is taken."""
+    plain_probability: float
+    """``patterns_unless_plain``: the model's ``ordinary`` probability from which a pattern
+    stance other than adversarial is overruled."""
     table: WordTable
     """The static word table the ``meaning`` block comes from."""
-    memo: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    """Model readings by normalised ask (at most :data:`_MEMO`)."""
+    memo: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
+    """Model probabilities by normalised ask (at most :data:`_MEMO`)."""
 
     def probabilities(self, encoded: Encoded) -> np.ndarray:
         """(labels,) probabilities of one encoded ask."""
@@ -369,6 +375,11 @@ class StanceReader:
         :data:`RULES` and the module)."""
         if self.keeps(pattern):
             return pattern
+        if pattern != "ordinary" and self.rule == "patterns_unless_plain":
+            if pattern == "adversarial":
+                return pattern
+            plain = probabilities[self.labels.index("ordinary")]
+            return "ordinary" if plain >= self.plain_probability else pattern
         best = int(probabilities.argmax())
         label = self.labels[best]
         if label != "ordinary" and probabilities[best] >= self.min_probability:
@@ -391,12 +402,12 @@ class StanceReader:
         found = self.memo.get(normal)
         if found is None:
             _, grams, characters, meaning = _lexical(normal, self.table)
-            encoded = Encoded(grams, characters, frozenset(), meaning, _NO_SCORES, "ordinary")
-            found = self.decide(self.probabilities(encoded), "ordinary")
+            found = self.probabilities(
+                Encoded(grams, characters, frozenset(), meaning, _NO_SCORES, "ordinary"))
             if len(self.memo) >= _MEMO:
                 self.memo.clear()
             self.memo[normal] = found
-        return found
+        return self.decide(found, pattern)
 
     def keeps(self, pattern: str) -> bool:
         """Whether the rule keeps this pattern stance whatever the model says."""
@@ -407,11 +418,13 @@ class StanceReader:
 def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
     """The reader in a weights file's bytes (:class:`ReaderFileError` when it is not one)."""
     arrays = read_arrays(data, where, ("labels", "features", "sparse", "dense", "bias",
-                                       "scales", "rule", "min_probability"), _READER_FIX)
+                                       "scales", "rule", "min_probability",
+                                       "plain_probability"), _READER_FIX)
     labels = tuple(str(label) for label in arrays["labels"])
     features, sparse, dense = arrays["features"], arrays["sparse"], arrays["dense"]
     bias, scales = arrays["bias"], arrays["scales"]
     rule, min_probability = str(arrays["rule"][0]), float(arrays["min_probability"][0])
+    plain_probability = float(arrays["plain_probability"][0])
     if sorted(labels) != sorted(STANCES):
         raise ReaderFileError(f"{where}: labels {labels} are not the stances {STANCES}; "
                               f"{_READER_FIX}")
@@ -426,14 +439,15 @@ def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
             f"{table.dimensions}-dimension word table; {_READER_FIX}")
     finite = all(np.isfinite(array.astype(np.float64)).all()
                  for array in (sparse, dense, bias, scales))
-    if rule not in RULES or not finite or not 0.0 <= min_probability <= 1.0:
-        raise ReaderFileError(f"{where}: rule {rule!r} (one of {RULES}), non-finite weights "
-                              f"or min_probability {min_probability} outside 0..1; "
-                              f"{_READER_FIX}")
+    if (rule not in RULES or not finite or not 0.0 <= min_probability <= 1.0
+            or not 0.0 <= plain_probability <= 1.0):
+        raise ReaderFileError(f"{where}: rule {rule!r} (one of {RULES}), non-finite weights, "
+                              f"or min_probability {min_probability} or plain_probability "
+                              f"{plain_probability} outside 0..1; {_READER_FIX}")
     return StanceReader(labels, {str(name): row for row, name in enumerate(features)},
                         sparse.astype(np.float64), dense.astype(np.float64),
                         bias.astype(np.float64), scales.astype(np.float64), rule,
-                        min_probability, table)
+                        min_probability, plain_probability, table)
 
 
 @lru_cache(maxsize=1)
