@@ -10,6 +10,7 @@ smallest first.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -212,6 +213,16 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
     return None if best is None else Found(best[1], float(best[0]))
 
 
+def _claimed(profiles: Profiles, mask: np.ndarray, judged: Sequence[Judged]) -> np.ndarray:
+    """The members of a situation held by smaller situations judged before it."""
+    size = int(profiles.n[mask].sum())
+    claimed = np.zeros(len(profiles.n), dtype=bool)
+    for _, other_mask, _, _ in judged:
+        if int(profiles.n[other_mask].sum()) < size:
+            claimed |= other_mask & mask
+    return claimed
+
+
 def _deciding(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
               judged: Sequence[Judged]) -> tuple[np.ndarray, np.ndarray]:
     """(the graded members of the periods that decide a situation's status: both for a
@@ -220,12 +231,7 @@ def _deciding(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
     graded = profiles.graded & (profiles.period == PREVIOUS) if not verdict.fails_now else (
         profiles.graded & (profiles.period == LATEST) if verdict.status != "persistent"
         else profiles.graded & (profiles.period >= 0))
-    size = int(profiles.n[mask].sum())
-    claimed = np.zeros(len(profiles.n), dtype=bool)
-    for _, other_mask, _, _ in judged:
-        if int(profiles.n[other_mask].sum()) < size:
-            claimed |= other_mask & mask
-    return graded, graded & mask & ~claimed
+    return graded, graded & mask & ~_claimed(profiles, mask, judged)
 
 
 LEAK = 1.0
@@ -233,9 +239,25 @@ LEAK = 1.0
 multiple of the excess its core (the members read right) keeps: 1.0 says at least half
 of the group is read right (*Read-axis cores* in :mod:`processor.situations`)."""
 
+FLAGGED = {"new": frozenset({LATEST}), "persistent": frozenset({LATEST, PREVIOUS}),
+           "fixed": frozenset({PREVIOUS})}
+"""The periods a situation of each flagged status fails in."""
 
-Narrower = Callable[[Profiles, Found, np.ndarray, Verdict, Sequence[Judged]], list[Found]]
-"""``(profiles, situation, its mask, its verdict, the judged) -> narrower situations``."""
+
+@dataclass(frozen=True)
+class Proposal:
+    """Narrower situations proposed in place of a judged one."""
+
+    parts: tuple[Found, ...]
+    """The narrower situations."""
+    same_status: bool
+    """True: each part must keep the replaced situation's status; False: each part is
+    judged on its own with a status of its own (new, persistent or fixed)."""
+
+
+Narrower = Callable[[Profiles, Found, np.ndarray, Verdict, Sequence[Judged]], list[Proposal]]
+"""``(profiles, situation, its mask, its verdict, the judged) -> proposals``, tried in
+order: the first whose parts keep their statuses replaces the situation."""
 
 
 def find_cores(profiles: Profiles, judged: Sequence[Judged],
@@ -250,9 +272,10 @@ def find_cores(profiles: Profiles, judged: Sequence[Judged],
 def _replace_until_stable(profiles: Profiles, judged: Sequence[Judged],
                           totals: Sequence[tuple[int, int]], names: PeriodNames,
                           min_support: int, narrower: Narrower) -> list[Judged]:
-    """The judged situations, each in turn replaced by the narrower situations
-    ``narrower`` finds for it (those not reported already), as long as every one of them
-    keeps its status once all are judged again; until none is replaced."""
+    """The judged situations, each in turn replaced by the narrower situations of the
+    first proposal ``narrower`` makes for it whose parts (those not reported already
+    included) keep their statuses (:class:`Proposal`) once all are judged again; until none
+    is replaced."""
     current = list(judged)
     tried: set[tuple[tuple[int, int], ...]] = set()
     while True:
@@ -261,34 +284,141 @@ def _replace_until_stable(profiles: Profiles, judged: Sequence[Judged],
             if key in tried:
                 continue
             tried.add(key)
-            parts = narrower(profiles, item, mask, verdict, current)
-            if not parts:
-                continue
-            present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
-            kept = [(other, other_mask) for other, other_mask, _, _ in current
-                    if tuple(sorted(other.coordinates)) != key]
-            kept += [(part, profiles.mask(part.coordinates)) for part in parts
-                     if tuple(sorted(part.coordinates)) not in present]
-            rejudged = judge_all(profiles, kept, totals, names, min_support)
-            statuses = {tuple(sorted(other.coordinates)): v.status
-                        for other, _, v, _ in rejudged}
-            if all(statuses.get(tuple(sorted(part.coordinates))) == verdict.status
-                   for part in parts):
-                current = rejudged
+            replaced = None
+            for proposal in narrower(profiles, item, mask, verdict, current):
+                present = {tuple(sorted(other.coordinates)) for other, _, _, _ in current}
+                kept = [(other, other_mask) for other, other_mask, _, _ in current
+                        if tuple(sorted(other.coordinates)) != key]
+                kept += [(part, profiles.mask(part.coordinates)) for part in proposal.parts
+                         if tuple(sorted(part.coordinates)) not in present]
+                rejudged = judge_all(profiles, kept, totals, names, min_support)
+                statuses = {tuple(sorted(other.coordinates)): v.status
+                            for other, _, v, _ in rejudged}
+                got = [statuses.get(tuple(sorted(part.coordinates))) for part in proposal.parts]
+                if all(status == verdict.status if proposal.same_status
+                       else status in FLAGGED for status in got):
+                    replaced = rejudged
+                    break
+            if replaced is not None:
+                current = replaced
                 break
         else:
             return current
 
 
 def _cores(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
-           judged: Sequence[Judged]) -> list[Found]:
+           judged: Sequence[Judged]) -> list[Proposal]:
     """The cells one read coordinate narrower that hold a situation's failures as groups
-    read right only in part, or none."""
+    read right only in part: first those found in the periods deciding its status, each
+    to keep its status; then those found in each period apart, each with its own status,
+    when every period the situation fails in has them (two groups of different statuses,
+    one new and one persistent, in one cell); or none."""
     read = [i for i, axis in enumerate(profiles.axes) if axis in READ_AXES]
     if len(item.coordinates) >= 3 or any(axis in read for axis, _ in item.coordinates):
         return []
     graded, cell = _deciding(profiles, mask, verdict, judged)
-    out = graded & ~mask
+    proposals = []
+    pooled = _core_parts(profiles, item, cell, graded & ~mask, read)
+    if pooled:
+        proposals.append(Proposal(tuple(pooled), same_status=True))
+    fails_in = FLAGGED.get(verdict.status,
+                           frozenset({LATEST if verdict.fails_now else PREVIOUS}))
+    # the cores reported already stay in the cell: they are groups the others are judged
+    # beside, and their misread members are in its rest
+    others = [entry for entry in judged if not _one_read_narrower(item, entry[0], read)]
+    apart = _period_cores(profiles, item, mask, _claimed(profiles, mask, others), fails_in,
+                          read)
+    if apart:
+        proposals.append(Proposal(tuple(apart), same_status=False))
+    return proposals
+
+
+def _one_read_narrower(item: Found, other: Found, read: Sequence[int]) -> bool:
+    """Whether ``other`` is ``item`` and one coordinate of a read axis."""
+    extra = set(other.coordinates) - set(item.coordinates)
+    return len(other.coordinates) == len(item.coordinates) + 1 and len(extra) == 1 and \
+        next(iter(extra))[0] in read
+
+
+def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np.ndarray,
+                  fails_in: frozenset[int], read: Sequence[int]) -> list[Found]:
+    """The cells one read coordinate narrower holding the failures of a situation (its
+    members ``mask`` without those ``claimed`` by the situations judged inside it) as
+    groups read right only in part, each value looked for in each period apart (a group
+    failing in one period only is diluted by the other), when every period of ``fails_in``
+    has such a group; or none."""
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    periods = []
+    for period in (LATEST, PREVIOUS):
+        graded = profiles.graded & (profiles.period == period)
+        g_out, f_out = count(graded & ~mask)
+        cell = graded & mask & ~claimed
+        g_cell, f_cell = count(cell)
+        rate = f_out / g_out if g_out else 0.0
+        periods.append((period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
+    best: list[Found] = []
+    for axis in read:
+        column = profiles.codes[:, axis]
+        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
+                                          minlength=len(profiles.values))))
+        # (value, period, its members there, graded, failed, excess)
+        candidates = []
+        for period, cell, rate, g_cell, f_cell, excess in periods:
+            if excess <= 0:
+                continue
+            for value in np.unique(column[cell]):
+                child = cell & (column == value)
+                g, f = count(child)
+                if value != usual and f >= MIN_FAILED and \
+                        f - g * rate >= NAMING_SHARE * excess and \
+                        g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+                    candidates.append((int(value), period, child, g, f, f - g * rate))
+        if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
+            continue
+        union = np.zeros(len(profiles.n), dtype=bool)
+        for _, _, child, _, _, _ in candidates:
+            union |= child
+        cells = np.zeros(len(profiles.n), dtype=bool)
+        for _, cell, _, _, _, _ in periods:
+            cells |= cell
+        g_rest, f_rest = count(cells & ~union)
+        g_union, f_union = count(union)
+        if g_rest < NARROWS * (g_rest + g_union):
+            continue  # together they are nearly the whole cell: naming them narrows nothing
+        # together they stand out from the part of the cell none of them holds (in both
+        # periods), and each of them does at ``ALPHA``
+        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+                for _, _, _, g, f, _ in candidates):
+            continue
+        # and what the rest fails beyond elsewhere, in the periods they were found in, is
+        # no more than the groups leaked
+        left = 0.0
+        for period, cell, rate, _, _, _ in periods:
+            if period in {at for _, at, _, _, _, _ in candidates}:
+                g_left, f_left = count(cell & ~union)
+                left += f_left - g_left * rate
+        if left > LEAK * sum(e for _, _, _, _, _, e in candidates):
+            continue
+        excesses: dict[int, float] = {}
+        for value, _, _, _, _, e in candidates:
+            excesses[value] = excesses.get(value, 0.0) + e
+        parts = [Found((*item.coordinates, (axis, value)), e)
+                 for value, e in sorted(excesses.items())]
+        if sum(p.excess for p in parts) > sum(p.excess for p in best):
+            best = parts
+    return best
+
+
+def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarray,
+                read: Sequence[int]) -> list[Found]:
+    """The cells one read coordinate narrower holding the failures of ``cell`` (a
+    situation's graded members in the periods looked at) as groups read right only in
+    part, measured against ``out`` (the graded conversations outside it in those
+    periods), or none."""
 
     def count(keep: np.ndarray) -> tuple[int, int]:
         return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
@@ -388,9 +518,9 @@ def name_where(profiles: Profiles, judged: Sequence[Judged],
 
 
 def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
-           judged: Sequence[Judged]) -> list[Found]:
-    """The situation named by the tool that holds its failures (:func:`_where`), unless
-    that situation is reported already; else none."""
+           judged: Sequence[Judged]) -> list[Proposal]:
+    """The situation named by the tool that holds its failures (:func:`_where`), to keep
+    its status, unless that situation is reported already; else none."""
     coordinate = _where(profiles, item, mask, verdict, judged)
     if coordinate is None:
         return []
@@ -398,14 +528,15 @@ def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
            for other, _, _, _ in judged):
         return []
-    return [named]
+    return [Proposal((named,), same_status=True)]
 
 
 def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
            judged: Sequence[Judged]) -> tuple[int, int] | None:
     """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
     situation's failing members in the periods deciding its status, when the rest of the
-    situation fails significantly less (Fisher p < ``ALPHA``); None otherwise."""
+    situation fails significantly less (Fisher p < ``ALPHA``, Holm over the values that
+    could hold that share); None otherwise."""
     axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
     used = {axis for axis, _ in item.coordinates}
     if len(item.coordinates) >= 3 or used & set(axes):
@@ -417,11 +548,21 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
         return None
     for axis in axes:
         column = profiles.codes[:, axis]
+        # the value holding most failures is picked after looking: every value with the
+        # members to hold ``COINCIDE`` of them could have been, so each is one test (Holm).
+        # Fisher's test is conditional on the cell's counts, which rule the others out
+        tests: list[tuple[float, int, bool]] = []
         for value in np.unique(column[cell]):
             child = cell & (column == value)
             g = int(profiles.n[child].sum())
+            if not COINCIDE * f_cell <= g < g_cell:
+                continue
             f = int(profiles.n[child & profiles.failed].sum())
-            if g < g_cell and f >= COINCIDE * f_cell and \
-                    above(f, g, f_cell - f, g_cell - g) < ALPHA:
-                return axis, int(value)
+            tests.append((above(f, g, f_cell - f, g_cell - g), int(value),
+                          f >= COINCIDE * f_cell))
+        for step, (p, value, holds) in enumerate(sorted(tests)):
+            if p >= ALPHA / (len(tests) - step):
+                break  # Holm: this and every larger p stand
+            if holds:
+                return axis, value
     return None

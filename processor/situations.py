@@ -145,12 +145,33 @@ calls (a tool group beside a stance group in one world state) that stands out fr
 rest of the part and keeps ``NAMING_SHARE`` of the excess is taken with the cores, if
 what is left then fails no more than the cores leaked.
 
+Groups of different statuses in one cell (hurried users failing newly beside conflicting
+users failing in both versions) keep no common status, and pooled over both periods a
+group that fails in one only is diluted by the other. So when the cores above do not
+replace the situation, the cores are looked for in each period apart, by the same
+conditions on that period's cell and rate, the cores the situation's cell holds as
+situations judged before it (its own narrower cells on that axis) included, their
+misread members being in its rest. They replace the situation when every period it fails
+in has cores, together (each in the periods it was found in) they stand out from the rest
+of the cell over both periods (``RATIO``, p < ``REFINE_ALPHA``), each does (the ratio,
+p < ``ALPHA``), the rest is at least ``NARROWS`` of the cell, what the rest fails beyond
+each period's rate outside the situation, summed over the periods cores were found in,
+is no more than ``LEAK`` times what the cores do, and each core, judged with the others,
+gets a status of its own (new, persistent or fixed): each group is judged on its own
+support, and the broad cell, whose excess they explain, is dropped.
+
 **Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
 the tool says where a group fails, and the generator aims at it: a situation without a
 tool (``world_state=already_acted_on``, filled mostly by one tool's group) is named by the
 tool that holds ``COINCIDE`` of its failing members in the periods deciding its status,
-when the rest of it fails significantly less (Fisher p < ``ALPHA``) and the narrower
-situation, judged with the others, keeps its status (``NAMING_AXES``).
+when the rest of it fails significantly less and the narrower situation, judged with the
+others, keeps its status (``NAMING_AXES``). The tool holding the failures is picked after
+looking, and every tool of the situation with at least ``COINCIDE`` of its failures in
+members could have been, so their tests (Fisher, that tool's members against the rest of
+the situation) are corrected by Holm's step-down method at ``ALPHA``: with several such
+tools, one collecting most failures by chance does not name the situation. (Fisher's test
+is conditional on the counts of the situation and of each tool: a tool with fewer members
+than that can never be named and is no test.)
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes, read-axis cores and where it fails: :mod:`processor._judging`; mixtures:
