@@ -9,15 +9,19 @@
  *       ValueError naming the fault.
  *   TraceDecoder(payload, received_unix_nano, promoted, float_json, invocation_model)
  *       .next_chunk(max_rows, max_bytes) -> (done, rows, columns, received, rejected,
- *       problems), the columns in collector.decode.SPAN_SCHEMA's order, each as
- *       (validity bytes | None, offsets bytes | None, data bytes, null_count).
+ *       problems, payload_bytes), the columns an "arrow_array" PyCapsule (Arrow C data
+ *       interface) of a struct array whose children are collector.decode.SPAN_SCHEMA's
+ *       columns in order: the C buffers themselves, handed over, not copied.
  *
  * The rows are the ones collector/decode.py's pure-Python path builds (the property test
  * tests/collector/test_fastdecode.py compares both): attribute maps as JSON text with the
- * typed-value rules of collector/values.py, the same promoted columns. Doubles are written
- * by the ``float_json`` callable (orjson.dumps) so the text is orjson's to the byte; the
- * rare cases that need Python semantics (str.lower of non-ASCII text, int() of a token
- * count given as a string, the JSON inside llm.invocation_parameters) call Python.
+ * typed-value rules of collector/values.py, the same promoted columns. The walk of a request
+ * of DECODE_RELEASE_BYTES or more runs without the GIL (see "the interpreter lock" below):
+ * promoted values are C structs, not Python objects, and doubles of up to 15 significant
+ * digits are written in C exactly as orjson and repr write them. The rare cases that need
+ * Python take the GIL back for a moment: a double of 16-17 digits (``float_json``, i.e.
+ * orjson.dumps, or repr), str.lower of non-ASCII text, int() of a token count given as
+ * other than plain ASCII digits, the JSON inside llm.invocation_parameters.
  *
  * Protobuf rules kept: the last value of a scalar field wins, a message field given twice
  * is merged (its occurrences read as one), a oneof member replaces another, a known field
@@ -28,9 +32,66 @@
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define MAX_LEVEL 100 /* deepest message the protobuf parser accepts (the request is 0) */
 #define MAX_EXPLAINED 10
+
+/* ------------------------------------------------------------------ the interpreter lock
+ *
+ * A request's spans are walked and their columns built without the GIL (gil_release()):
+ * the walk reads only the payload (immutable bytes the decoder holds a reference to) and
+ * C buffers allocated with the raw allocator. The few steps that need Python (raising an
+ * error, a rare value that only Python formats byte-identically) take the lock back first
+ * with gil_hold(); the caller takes it back for good before it builds the result. The
+ * state is per thread: each thread runs its own call. */
+
+static _Thread_local PyThreadState *released; /* non-NULL: this thread gave the GIL away */
+
+#ifdef FASTDECODE_GIL_STATS
+/* A measuring build (-DFASTDECODE_GIL_STATS) counts the thread CPU time spent without the
+ * GIL, for bench scripts: _fastdecode.released_cpu_ns(). */
+#include <time.h>
+static _Thread_local uint64_t released_at, released_ns;
+static uint64_t thread_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+#define STATS_RELEASED() (released_at = thread_ns())
+#define STATS_HELD() (released_ns += thread_ns() - released_at)
+#else
+#define STATS_RELEASED() ((void)0)
+#define STATS_HELD() ((void)0)
+#endif
+
+static void gil_release(void) {
+    if (!released) {
+        released = PyEval_SaveThread();
+        STATS_RELEASED();
+    }
+}
+
+static void gil_hold(void) {
+    if (released) {
+        STATS_HELD();
+        PyThreadState *state = released;
+        released = NULL;
+        PyEval_RestoreThread(state);
+    }
+}
+
+static void raise_(PyObject *type, const char *message) {
+    gil_hold();
+    PyErr_SetString(type, message);
+}
+
+static void no_memory(void) {
+    gil_hold();
+    PyErr_NoMemory();
+}
 
 /* ------------------------------------------------------------------ buffers */
 
@@ -43,8 +104,8 @@ static int buf_reserve(Buf *b, size_t extra) {
     if (b->len + extra <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra) cap *= 2;
-    char *data = PyMem_Realloc(b->data, cap);
-    if (!data) { PyErr_NoMemory(); return -1; }
+    char *data = PyMem_RawRealloc(b->data, cap);
+    if (!data) { no_memory(); return -1; }
     b->data = data;
     b->cap = cap;
     return 0;
@@ -66,7 +127,7 @@ static int buf_byte(Buf *b, char c) {
 }
 
 static void buf_free(Buf *b) {
-    PyMem_Free(b->data);
+    PyMem_RawFree(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
 }
@@ -106,6 +167,27 @@ static int buf_json_str(Buf *b, const uint8_t *p, size_t n) {
     *o++ = '"';
     size_t i = 0;
     while (i < n) {
+#ifdef __SSE2__
+        /* copy runs of plain bytes sixteen at a time, up to the first that needs escaping */
+        while (i + 16 <= n) {
+            __m128i w = _mm_loadu_si128((const __m128i *)(p + i));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(w, _mm_set1_epi8('"')),
+                             _mm_cmpeq_epi8(w, _mm_set1_epi8('\\'))),
+                /* bytes below 0x20: unsigned min(w, 0x1F) == w */
+                _mm_cmpeq_epi8(_mm_min_epu8(w, _mm_set1_epi8(0x1F)), w));
+            unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+            _mm_storeu_si128((__m128i *)o, w);
+            if (mask) {
+                unsigned k = (unsigned)__builtin_ctz(mask);
+                o += k;
+                i += k;
+                break;
+            }
+            o += 16;
+            i += 16;
+        }
+#endif
         /* copy runs of plain bytes eight at a time */
         while (i + 8 <= n) {
             uint64_t w;
@@ -183,7 +265,7 @@ typedef struct {
 /* Why the last wire read failed. Per thread: validate() runs without the GIL. */
 static _Thread_local const char *wire_error;
 
-static int rd_varint(Rd *r, uint64_t *out) {
+static int rd_varint_long(Rd *r, uint64_t *out) {
     uint64_t v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
         if (r->p >= r->end) { wire_error = "a varint runs past the end of its message"; return -1; }
@@ -195,10 +277,23 @@ static int rd_varint(Rd *r, uint64_t *out) {
     return -1;
 }
 
+/* The two hottest functions (every field of every message is read several times): inlined
+ * into their callers, the walk is ~12% faster. */
+#define HOT static inline __attribute__((always_inline))
+
+/* Most varints (keys, lengths under 128, small numbers) are one byte. */
+HOT int rd_varint(Rd *r, uint64_t *out) {
+    if (r->p < r->end && *r->p < 0x80) {
+        *out = *r->p++;
+        return 0;
+    }
+    return rd_varint_long(r, out);
+}
+
 static int skip_group(Rd *r, uint32_t number, int level);
 
 /* Read one field. 1: read, 0: end of message, -1: malformed (wire_error says why). */
-static int rd_field(Rd *r, Field *f, int level) {
+HOT int rd_field(Rd *r, Field *f, int level) {
     if (r->p >= r->end) return 0;
     uint64_t key;
     if (rd_varint(r, &key) < 0) return -1;
@@ -206,6 +301,9 @@ static int rd_field(Rd *r, Field *f, int level) {
     f->num = (uint32_t)(key >> 3);
     f->wt = (int)(key & 7);
     if (f->num == 0) { wire_error = "a field has number 0"; return -1; }
+    f->v = 0; /* every member set, whatever the wire type (callers read by field number) */
+    f->s = NULL;
+    f->n = 0;
     switch (f->wt) {
     case WT_VARINT:
         return rd_varint(r, &f->v) < 0 ? -1 : 1;
@@ -362,14 +460,17 @@ static int validate(const uint8_t *p, size_t n, int type, int level);
  * materializer's glue and DuckDB's callers run meanwhile. Smaller ones are not worth
  * giving the lock away for (taking it back can wait out another thread's switch interval). */
 #define RELEASE_GIL_BYTES (64 * 1024)
+/* Decoding costs ~20 times more per byte than validating: a request of a few fat spans is
+ * worth decoding without the GIL. */
+#define DECODE_RELEASE_BYTES (16 * 1024)
+#define HOLD_SPANS 16
 
 /* validate() of a whole request, without the GIL when it is large; 0 or -1 (wire_error). */
 static int validate_request(const uint8_t *p, size_t n) {
-    int rc;
     if (n < RELEASE_GIL_BYTES) return validate(p, n, T_REQ, 0);
-    Py_BEGIN_ALLOW_THREADS
-    rc = validate(p, n, T_REQ, 0);
-    Py_END_ALLOW_THREADS
+    gil_release();
+    int rc = validate(p, n, T_REQ, 0);
+    gil_hold();
     return rc;
 }
 
@@ -415,6 +516,7 @@ static const char *check_span_ids(const uint8_t *tid, size_t ntid, const uint8_t
 
 static int add_problem(PyObject *problems, const uint8_t *name, size_t nname, Py_ssize_t r,
                        Py_ssize_t s, Py_ssize_t i, const char *problem) {
+    gil_hold(); /* rare: the first few refused spans of a chunk */
     PyObject *text = PyUnicode_DecodeUTF8((const char *)name, (Py_ssize_t)nname, "strict");
     if (!text) return -1;
     PyObject *line = PyUnicode_FromFormat("span %R (resource %zd, scope %zd, span %zd): %s",
@@ -441,17 +543,17 @@ typedef struct {
 static void segs_init(Segs *s) { s->items = s->inline_items; s->len = 0; s->cap = 2; }
 
 static void segs_free(Segs *s) {
-    if (s->items != s->inline_items) PyMem_Free(s->items);
+    if (s->items != s->inline_items) PyMem_RawFree(s->items);
     segs_init(s);
 }
 
 static int segs_add(Segs *s, const uint8_t *p, size_t n) {
     if (s->len == s->cap) {
         size_t cap = s->cap * 2;
-        Seg *items = PyMem_Malloc(cap * sizeof(Seg));
-        if (!items) { PyErr_NoMemory(); return -1; }
+        Seg *items = PyMem_RawMalloc(cap * sizeof(Seg));
+        if (!items) { no_memory(); return -1; }
         memcpy(items, s->items, s->len * sizeof(Seg));
-        if (s->items != s->inline_items) PyMem_Free(s->items);
+        if (s->items != s->inline_items) PyMem_RawFree(s->items);
         s->items = items;
         s->cap = cap;
     }
@@ -488,7 +590,7 @@ static int av_feed(AV *av, const uint8_t *p, size_t n) {
         }
         av->kind = member;
     }
-    if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+    if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     return 0;
 }
 
@@ -507,7 +609,7 @@ static int av_of_kv(AV *av, const uint8_t *kv, size_t n) {
     }
     if (got < 0) {
         segs_free(&av->parts);
-        PyErr_SetString(PyExc_ValueError, wire_error);
+        raise_(PyExc_ValueError, wire_error);
         return -1;
     }
     return 0;
@@ -523,7 +625,7 @@ static int kv_key(const uint8_t *kv, size_t n, Seg *key) {
     while ((got = rd_field(&r, &f, 0)) > 0) {
         if (f.num == 1 && f.wt == WT_LEN) { key->p = f.s; key->n = f.n; }
     }
-    if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+    if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     return 0;
 }
 
@@ -551,23 +653,23 @@ static uint64_t hash_key(const Seg *key) {
 }
 
 static void entries_free(Entries *e) {
-    PyMem_Free(e->items);
-    PyMem_Free(e->slots);
+    PyMem_RawFree(e->items);
+    PyMem_RawFree(e->slots);
     memset(e, 0, sizeof(*e));
 }
 
 static int entries_rehash(Entries *e) {
     size_t nslots = 64;
     while (nslots < e->len * 4) nslots *= 2;
-    size_t *slots = PyMem_Malloc(nslots * sizeof(size_t));
-    if (!slots) { PyErr_NoMemory(); return -1; }
+    size_t *slots = PyMem_RawMalloc(nslots * sizeof(size_t));
+    if (!slots) { no_memory(); return -1; }
     for (size_t i = 0; i < nslots; i++) slots[i] = SIZE_MAX;
     for (size_t i = 0; i < e->len; i++) {
         size_t at = (size_t)hash_key(&e->items[i].key) & (nslots - 1);
         while (slots[at] != SIZE_MAX) at = (at + 1) & (nslots - 1);
         slots[at] = i;
     }
-    PyMem_Free(e->slots);
+    PyMem_RawFree(e->slots);
     e->slots = slots;
     e->nslots = nslots;
     return 0;
@@ -599,8 +701,8 @@ static int entries_add(Entries *e, const uint8_t *kv, size_t n) {
     }
     if (e->len == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 32;
-        Entry *items = PyMem_Realloc(e->items, cap * sizeof(Entry));
-        if (!items) { PyErr_NoMemory(); return -1; }
+        Entry *items = PyMem_RawRealloc(e->items, cap * sizeof(Entry));
+        if (!items) { no_memory(); return -1; }
         e->items = items;
         e->cap = cap;
     }
@@ -627,7 +729,7 @@ static int entries_collect(Entries *e, const Seg *segs, size_t nsegs, uint32_t n
         while ((got = rd_field(&r, &f, 0)) > 0) {
             if (f.num == num && f.wt == WT_LEN && entries_add(e, f.s, f.n) < 0) return -1;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     }
     return 0;
 }
@@ -712,7 +814,7 @@ static int emit_kvlist(Decoder *d, Buf *out, const Segs *parts) {
                 || buf_byte(out, ']') < 0)
                 goto done;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); goto done; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); goto done; }
     }
     if (PUTS(out, "]}") < 0) goto done;
     rc = 0;
@@ -740,7 +842,7 @@ static int emit_array(Decoder *d, Buf *out, const Segs *parts) {
             segs_free(&av.parts);
             if (rc < 0) return -1;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     }
     return buf_byte(out, ']');
 }
@@ -750,6 +852,21 @@ static double as_double(uint64_t v) {
     memcpy(&x, &v, 8);
     return x;
 }
+
+enum { SLOT_OPERATION = 0, SLOT_CONVERSATION = 1, SLOT_REQUEST_MODEL = 4,
+       SLOT_INPUT_TOKENS = 9, SLOT_OUTPUT_TOKENS = 10, SLOT_ERROR_TYPE = 11, NSLOTS = 12 };
+
+enum { P_NULL = 0, P_TEXT, P_INT };
+
+/* A promoted column's value for one row, built without Python objects. */
+typedef struct {
+    int state;          /* P_NULL, P_TEXT or P_INT */
+    const char *p;      /* P_TEXT: the text (in the payload, ``num`` or ``own``) */
+    size_t n;
+    int64_t v;          /* P_INT */
+    char num[48];       /* a number's text */
+    Buf own;            /* text made for this value (lower case, Python's) */
+} Promoted;
 
 struct Decoder {
     PyObject_HEAD
@@ -769,14 +886,126 @@ struct Decoder {
     Rd rs, ss;              /* the current ResourceSpans / ScopeSpans' remaining fields */
     Py_ssize_t r_index, s_index, i_index;
     int done, first_chunk;
+    int busy;               /* next_chunk runs (maybe without the GIL): no second call */
     /* the current resource's and scope's columns */
     Buf r_attrs, s_attrs;
     uint64_t r_dropped, s_dropped;
     Seg r_schema, s_schema, s_name, s_version;
     int has_r_schema, has_s_schema, has_s_name, has_s_version;
-    PyObject *service_name, *service_version; /* bytes or None */
-    PyObject *r_conversation;                 /* bytes or None: resource's conversation text */
+    Promoted service_name, service_version; /* the resource's service.name / .version */
+    Promoted r_conversation;                /* the resource's conversation text */
+    Promoted values[NSLOTS];                /* the current span's promoted columns */
 };
+
+/* ------------------------------------------------------------------ doubles
+ *
+ * A double's shortest round-trip digits, as Python's repr and orjson both choose them, found
+ * with exact double arithmetic for the common case of at most 15 significant digits between
+ * 1e-22 and 1e37 (a GenAI temperature, top_p or score): m and 10^|s| are exact doubles, so
+ * one division or multiplication rounds m·10^-s correctly, as reading the text back does.
+ * With at most 15 digits, two candidates of one length are further apart than the double's
+ * rounding interval is wide, so the first length that reads back has exactly one candidate:
+ * the one both shortest-digit algorithms print. Other doubles are formatted by Python. */
+
+static const double POW10[23] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+typedef struct {
+    char digits[20];
+    int n;    /* how many digits */
+    int exp;  /* the value is d.ddd × 10^exp */
+} Digits;
+
+/* 1: ``x`` (> 0, finite) has at most 15 digits and ``out`` holds them; 0: Python must format it. */
+static int short_digits(double x, Digits *out) {
+    if (!(x >= 1e-22 && x < 1e37)) return 0;
+    int e = (int)floor(log10(x));
+    for (int s = -e - 1; s <= 15 - e; s++) {
+        if (s < -22) continue;
+        if (s > 22) return 0;
+        double y = s >= 0 ? x * POW10[s] : x / POW10[-s];
+        if (!(y < 1e15)) return 0;
+        double m = floor(y + 0.5);
+        if (m < 1) continue;
+        double back = s >= 0 ? m / POW10[s] : m * POW10[-s];
+        if (back != x) continue;
+        uint64_t v = (uint64_t)m;
+        while (v % 10 == 0) { v /= 10; s--; }
+        char tmp[20];
+        int n = 0;
+        while (v) { tmp[n++] = (char)('0' + v % 10); v /= 10; }
+        for (int i = 0; i < n; i++) out->digits[i] = tmp[n - 1 - i];
+        out->n = n;
+        out->exp = n - 1 - s;
+        return 1;
+    }
+    return 0;
+}
+
+/* Digits laid out as orjson (sci_below, sci_exp_width 1) or Python's repr (-4, 2) does:
+ * positional for sci_below <= exp < 16 (".0" after an integer), else d.ddde±X. */
+static int format_digits(char *o, int negative, const Digits *g, int sci_below, int exp_width) {
+    char *start = o;
+    if (negative) *o++ = '-';
+    int n = g->n, e = g->exp;
+    if (e >= sci_below && e < 16) {
+        if (e < 0) {
+            *o++ = '0'; *o++ = '.';
+            for (int i = 0; i < -e - 1; i++) *o++ = '0';
+            memcpy(o, g->digits, (size_t)n); o += n;
+        } else if (e >= n - 1) {
+            memcpy(o, g->digits, (size_t)n); o += n;
+            for (int i = 0; i < e - (n - 1); i++) *o++ = '0';
+            *o++ = '.'; *o++ = '0';
+        } else {
+            memcpy(o, g->digits, (size_t)e + 1); o += e + 1;
+            *o++ = '.';
+            memcpy(o, g->digits + e + 1, (size_t)(n - e - 1)); o += n - e - 1;
+        }
+    } else {
+        *o++ = g->digits[0];
+        if (n > 1) { *o++ = '.'; memcpy(o, g->digits + 1, (size_t)n - 1); o += n - 1; }
+        *o++ = 'e';
+        *o++ = e < 0 ? '-' : '+';
+        int a = e < 0 ? -e : e;
+        char tmp[8];
+        int k = 0;
+        do { tmp[k++] = (char)('0' + a % 10); a /= 10; } while (a);
+        while (k < exp_width) tmp[k++] = '0';
+        while (k) *o++ = tmp[--k];
+    }
+    return (int)(o - start);
+}
+
+/* A finite double as text in C (1, ``len`` set; at most 40 bytes), or 0 when it needs Python.
+ * ``python_repr``: str(float)'s layout, else orjson.dumps'. */
+static int double_text(double x, int python_repr, char *out, size_t *len) {
+    int negative = signbit(x) != 0;
+    double a = negative ? -x : x;
+    if (a == 0) {
+        *len = negative ? 4 : 3;
+        memcpy(out, negative ? "-0.0" : "0.0", *len);
+        return 1;
+    }
+    Digits g;
+    if (!short_digits(a, &g)) return 0;
+    *len = (size_t)format_digits(out, negative, &g, python_repr ? -4 : -5, python_repr ? 2 : 1);
+    return 1;
+}
+
+/* The test hook: (orjson-style, repr-style) text of a double, None where Python formats it. */
+static PyObject *format_double(PyObject *self, PyObject *arg) {
+    (void)self;
+    double x = PyFloat_AsDouble(arg);
+    if (x == -1.0 && PyErr_Occurred()) return NULL;
+    char a[48], b[48];
+    size_t na, nb;
+    if (!isfinite(x) || !double_text(x, 0, a, &na) || !double_text(x, 1, b, &nb))
+        Py_RETURN_NONE;
+    return Py_BuildValue("(s#s#)", a, (Py_ssize_t)na, b, (Py_ssize_t)nb);
+}
 
 static int emit_value(Decoder *d, Buf *out, AV *av) {
     switch (av->kind) {
@@ -788,18 +1017,22 @@ static int emit_value(Decoder *d, Buf *out, AV *av) {
         if (isnan(x)) return PUTS(out, "{\"doubleValue\":\"NaN\"}");
         if (isinf(x)) return x > 0 ? PUTS(out, "{\"doubleValue\":\"Infinity\"}")
                                    : PUTS(out, "{\"doubleValue\":\"-Infinity\"}");
+        char text[48];
+        size_t n;
+        if (double_text(x, 0, text, &n)) return buf_put(out, text, n);
+        gil_hold(); /* 16-17 digits or an extreme exponent: orjson's text, to the byte */
         PyObject *number = PyFloat_FromDouble(x);
         if (!number) return -1;
-        PyObject *text = PyObject_CallOneArg(d->float_json, number);
+        PyObject *json = PyObject_CallOneArg(d->float_json, number);
         Py_DECREF(number);
-        if (!text) return -1;
-        if (!PyBytes_Check(text)) {
-            Py_DECREF(text);
-            PyErr_SetString(PyExc_TypeError, "float_json must return bytes");
+        if (!json) return -1;
+        if (!PyBytes_Check(json)) {
+            Py_DECREF(json);
+            raise_(PyExc_TypeError, "float_json must return bytes");
             return -1;
         }
-        int rc = buf_put(out, PyBytes_AS_STRING(text), (size_t)PyBytes_GET_SIZE(text));
-        Py_DECREF(text);
+        int rc = buf_put(out, PyBytes_AS_STRING(json), (size_t)PyBytes_GET_SIZE(json));
+        Py_DECREF(json);
         return rc;
     }
     case V_ARRAY: return emit_array(d, out, &av->parts);
@@ -813,88 +1046,134 @@ static int emit_value(Decoder *d, Buf *out, AV *av) {
 
 /* ------------------------------------------------------------------ promoted columns */
 
-enum { SLOT_OPERATION = 0, SLOT_CONVERSATION = 1, SLOT_REQUEST_MODEL = 4,
-       SLOT_INPUT_TOKENS = 9, SLOT_OUTPUT_TOKENS = 10, SLOT_ERROR_TYPE = 11, NSLOTS = 12 };
+/* Copy ``n`` bytes of Python-owned text into ``pv->own`` and point the value at it. */
+static int promoted_own(Promoted *pv, const char *p, size_t n) {
+    pv->own.len = 0;
+    if (buf_put(&pv->own, p, n) < 0) return -1;
+    pv->state = P_TEXT;
+    pv->p = pv->own.data ? pv->own.data : "";
+    pv->n = n;
+    return 0;
+}
 
-/* decode._text of a value: bytes, or None (dicts, lists and empty values have no text). */
-static PyObject *value_text(AV *av) {
+/* promote.text of a value (NULL for maps, arrays, non-finite doubles and absent values). */
+static int value_text(Promoted *pv, const AV *av) {
+    pv->state = P_NULL;
     switch (av->kind) {
-    case V_STR: return PyBytes_FromStringAndSize((const char *)av->s, (Py_ssize_t)av->n);
-    case V_BOOL: return av->v ? PyBytes_FromString("true") : PyBytes_FromString("false");
+    case V_STR:
+        pv->state = P_TEXT; pv->p = (const char *)av->s; pv->n = av->n;
+        return 0;
+    case V_BOOL:
+        pv->state = P_TEXT; pv->p = av->v ? "true" : "false"; pv->n = av->v ? 4 : 5;
+        return 0;
     case V_INT: {
-        char text[24];
-        int n = snprintf(text, sizeof(text), "%lld", (long long)(int64_t)av->v);
-        return PyBytes_FromStringAndSize(text, n);
+        int n = snprintf(pv->num, sizeof(pv->num), "%lld", (long long)(int64_t)av->v);
+        pv->state = P_TEXT; pv->p = pv->num; pv->n = (size_t)n;
+        return 0;
     }
     case V_DOUBLE: {
         double x = as_double(av->v);
-        if (!isfinite(x)) Py_RETURN_NONE; /* a tagged dict */
+        if (!isfinite(x)) return 0; /* a tagged dict */
+        if (double_text(x, 1, pv->num, &pv->n)) {
+            pv->state = P_TEXT; pv->p = pv->num;
+            return 0;
+        }
+        gil_hold();
         char *text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-        if (!text) return NULL;
-        PyObject *result = PyBytes_FromString(text);
+        if (!text) return -1;
+        int rc = promoted_own(pv, text, strlen(text));
         PyMem_Free(text);
-        return result;
+        return rc;
     }
-    default: Py_RETURN_NONE;
+    default: return 0;
     }
 }
 
-/* decode._integer of a value: a Python int within int64, or None. */
-static PyObject *value_integer(AV *av) {
-    PyObject *number = NULL;
+/* int() of plain ASCII decimal digits with an optional sign, in C (1: done, ``*v`` set;
+ * 0: out of int64 range; -1: anything else, which Python must read). */
+static int ascii_integer(const uint8_t *s, size_t n, int64_t *v) {
+    size_t i = 0;
+    int negative = 0;
+    if (n && (s[0] == '+' || s[0] == '-')) { negative = s[0] == '-'; i = 1; }
+    if (i == n || n - i > 18) return -1; /* empty, or long enough to need care: Python */
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9') return -1;
+        acc = acc * 10 + (uint64_t)(s[i] - '0');
+    }
+    *v = negative ? -(int64_t)acc : (int64_t)acc;
+    return 1;
+}
+
+/* promote.integer of a value: an int64, or NULL. */
+static int value_integer(Promoted *pv, const AV *av) {
+    pv->state = P_NULL;
     switch (av->kind) {
-    case V_INT: return PyLong_FromLongLong((long long)(int64_t)av->v);
+    case V_INT:
+        pv->state = P_INT; pv->v = (int64_t)av->v;
+        return 0;
     case V_DOUBLE: {
         double x = as_double(av->v);
-        if (!isfinite(x) || floor(x) != x) Py_RETURN_NONE;
-        if (x < -9223372036854775808.0 || x >= 9223372036854775808.0) Py_RETURN_NONE;
-        return PyLong_FromLongLong((long long)x);
+        if (!isfinite(x) || floor(x) != x) return 0;
+        if (x < -9223372036854775808.0 || x >= 9223372036854775808.0) return 0;
+        pv->state = P_INT; pv->v = (int64_t)x;
+        return 0;
     }
     case V_STR: {
+        int64_t v;
+        if (ascii_integer(av->s, av->n, &v) == 1) { pv->state = P_INT; pv->v = v; return 0; }
+        gil_hold(); /* int() also reads spaces, underscores and other scripts' digits */
         PyObject *text = PyUnicode_DecodeUTF8((const char *)av->s, (Py_ssize_t)av->n, "strict");
-        if (!text) return NULL;
-        number = PyLong_FromUnicodeObject(text, 10);
+        if (!text) return -1;
+        PyObject *number = PyLong_FromUnicodeObject(text, 10);
         Py_DECREF(text);
         if (!number) {
-            if (!PyErr_ExceptionMatches(PyExc_ValueError)) return NULL;
+            if (!PyErr_ExceptionMatches(PyExc_ValueError)) return -1;
             PyErr_Clear();
-            Py_RETURN_NONE;
+            return 0;
         }
         int overflow = 0;
-        (void)PyLong_AsLongLongAndOverflow(number, &overflow);
-        if (overflow) { Py_DECREF(number); Py_RETURN_NONE; }
-        return number;
+        long long value = PyLong_AsLongLongAndOverflow(number, &overflow);
+        Py_DECREF(number);
+        if (value == -1 && PyErr_Occurred()) return -1;
+        if (!overflow) { pv->state = P_INT; pv->v = value; }
+        return 0;
     }
-    default: Py_RETURN_NONE;
+    default: return 0;
     }
 }
 
-/* str.lower() of UTF-8 text given as bytes (ASCII in C, the rest through Python). */
-static PyObject *lower_text(PyObject *text) {
-    const char *s = PyBytes_AS_STRING(text);
-    Py_ssize_t n = PyBytes_GET_SIZE(text);
+/* str.lower() of a promoted text (ASCII in C, the rest through Python). */
+static int promoted_lower(Promoted *pv) {
+    if (pv->state != P_TEXT) return 0;
     int ascii = 1, upper = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if ((unsigned char)s[i] >= 0x80) { ascii = 0; break; }
-        if (s[i] >= 'A' && s[i] <= 'Z') upper = 1;
+    for (size_t i = 0; i < pv->n; i++) {
+        unsigned char c = (unsigned char)pv->p[i];
+        if (c >= 0x80) { ascii = 0; break; }
+        if (c >= 'A' && c <= 'Z') upper = 1;
     }
     if (ascii) {
-        if (!upper) { Py_INCREF(text); return text; }
-        PyObject *out = PyBytes_FromStringAndSize(s, n);
-        if (!out) return NULL;
-        char *o = PyBytes_AS_STRING(out);
-        for (Py_ssize_t i = 0; i < n; i++)
-            if (o[i] >= 'A' && o[i] <= 'Z') o[i] = (char)(o[i] + 32);
-        return out;
+        if (!upper) return 0;
+        if (pv->p != pv->own.data) {
+            pv->own.len = 0;
+            if (buf_put(&pv->own, pv->p, pv->n) < 0) return -1;
+            pv->p = pv->own.data;
+        }
+        for (size_t i = 0; i < pv->n; i++)
+            if (pv->own.data[i] >= 'A' && pv->own.data[i] <= 'Z') pv->own.data[i] += 32;
+        return 0;
     }
-    PyObject *u = PyUnicode_DecodeUTF8(s, n, "strict");
-    if (!u) return NULL;
+    gil_hold();
+    PyObject *u = PyUnicode_DecodeUTF8(pv->p, (Py_ssize_t)pv->n, "strict");
+    if (!u) return -1;
     PyObject *low = PyObject_CallMethod(u, "lower", NULL);
     Py_DECREF(u);
-    if (!low) return NULL;
-    PyObject *out = PyUnicode_AsUTF8String(low);
+    if (!low) return -1;
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(low, &n);
+    int rc = s ? promoted_own(pv, s, (size_t)n) : -1;
     Py_DECREF(low);
-    return out;
+    return rc;
 }
 
 static int key_is(const Seg *key, const char *name) {
@@ -934,13 +1213,13 @@ static int promote(Decoder *d, Entries *e, Seg *best_kv, int *found) {
     return 0;
 }
 
-/* The text (bytes or None) of the value of KeyValue ``kv``. */
-static PyObject *kv_text(const Seg *kv) {
+/* promote.text of the value of KeyValue ``kv``. */
+static int kv_text(Promoted *pv, const Seg *kv) {
     AV av;
-    if (av_of_kv(&av, kv->p, kv->n) < 0) return NULL;
-    PyObject *text = value_text(&av);
+    if (av_of_kv(&av, kv->p, kv->n) < 0) return -1;
+    int rc = value_text(pv, &av);
     segs_free(&av.parts);
-    return text;
+    return rc;
 }
 
 /* ------------------------------------------------------------------ columns */
@@ -977,7 +1256,7 @@ static int col_valid(Column *c, int valid) {
 
 static int col_offset(Column *c) {
     if (c->data.len > INT32_MAX) {
-        PyErr_SetString(PyExc_OverflowError, "a chunk's column exceeds 2 GiB");
+        raise_(PyExc_OverflowError, "a chunk's column exceeds 2 GiB");
         return -1;
     }
     int32_t end = (int32_t)c->data.len;
@@ -989,12 +1268,14 @@ static int col_str(Column *c, const void *p, size_t n) {
     return col_valid(c, 1);
 }
 
-static int col_str_or_null(Column *c, PyObject *bytes_or_none) {
-    if (bytes_or_none == Py_None) {
-        if (col_offset(c) < 0) return -1;
-        return col_valid(c, 0);
+static int col_null(Column *c, size_t width) {
+    if (width) {
+        static const char zeros[8];
+        if (buf_put(&c->data, zeros, width) < 0) return -1;
+    } else if (col_offset(c) < 0) {
+        return -1;
     }
-    return col_str(c, PyBytes_AS_STRING(bytes_or_none), (size_t)PyBytes_GET_SIZE(bytes_or_none));
+    return col_valid(c, 0);
 }
 
 static int col_seg_or_null(Column *c, const Seg *s, int present) {
@@ -1017,6 +1298,7 @@ static int col_u32(Column *c, uint32_t v) {
 
 static int col_u8(Column *c, int64_t v, const char *what) {
     if (v < 0 || v > 255) {
+        gil_hold();
         PyErr_Format(PyExc_OverflowError, "%s %lld does not fit the column (0-255)", what,
                      (long long)v);
         return -1;
@@ -1026,14 +1308,15 @@ static int col_u8(Column *c, int64_t v, const char *what) {
     return col_valid(c, 1);
 }
 
-static int col_i64_or_null(Column *c, PyObject *int_or_none) {
-    int64_t v = 0;
-    if (int_or_none != Py_None) {
-        v = PyLong_AsLongLong(int_or_none);
-        if (v == -1 && PyErr_Occurred()) return -1;
+/* A promoted value into its column: text into a string column, int64 into a BIGINT one. */
+static int col_promoted(Column *c, const Promoted *pv, int integer) {
+    if (integer) {
+        if (pv->state != P_INT) return col_null(c, 8);
+        if (buf_put(&c->data, &pv->v, 8) < 0) return -1;
+        return col_valid(c, 1);
     }
-    if (buf_put(&c->data, &v, 8) < 0) return -1;
-    return col_valid(c, int_or_none != Py_None);
+    if (pv->state != P_TEXT) return col_null(c, 0);
+    return col_str(c, pv->p, pv->n);
 }
 
 static void chunk_free(Chunk *ch) {
@@ -1055,34 +1338,128 @@ static int chunk_init(Chunk *ch) {
     return 0;
 }
 
-static PyObject *bytes_of(Buf *b) {
-    return PyBytes_FromStringAndSize(b->data ? b->data : "", (Py_ssize_t)b->len);
+/* ------------------------------------------------------------------ Arrow C data interface
+ *
+ * A chunk leaves as one struct array in the Arrow C data interface (the ABI every Arrow
+ * library reads), wrapped in an "arrow_array" PyCapsule: pyarrow imports the column buffers
+ * as they are, without a copy and with one call for all columns, and frees them through
+ * export_release (from any thread; the raw allocator needs no GIL). */
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void **buffers;
+    struct ArrowArray **children;
+    struct ArrowArray *dictionary;
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+};
+
+typedef struct {
+    char *owned[NCOLS][3];         /* the buffers (validity, offsets, data), freed on release */
+    const void *buffers[NCOLS][3]; /* what each child array points at */
+    struct ArrowArray children[NCOLS];
+    struct ArrowArray *child_list[NCOLS];
+    const void *struct_buffers[1]; /* the struct array's validity: none */
+} Exported;
+
+/* The children belong to the struct array: releasing one alone only marks it released. */
+static void child_release(struct ArrowArray *array) {
+    array->release = NULL;
 }
 
-static PyObject *chunk_columns(Chunk *ch) {
-    PyObject *list = PyList_New(NCOLS);
-    if (!list) return NULL;
+static void export_release(struct ArrowArray *array) {
+    Exported *e = array->private_data;
+    for (int i = 0; i < NCOLS; i++) {
+        if (e->children[i].release) e->children[i].release(&e->children[i]);
+        for (int k = 0; k < 3; k++) PyMem_RawFree(e->owned[i][k]);
+    }
+    PyMem_RawFree(e);
+    array->release = NULL;
+}
+
+static void capsule_release(PyObject *capsule) {
+    struct ArrowArray *array = PyCapsule_GetPointer(capsule, "arrow_array");
+    if (!array) { PyErr_Clear(); return; }
+    if (array->release) array->release(array); /* never imported */
+    PyMem_RawFree(array);
+}
+
+/* The address of the ArrowArray in a capsule of next_chunk, for pyarrow's
+ * RecordBatch._import_from_c(address, schema): given the schema object, pyarrow skips
+ * importing a C schema (~250 µs a chunk for the 43 columns). The import moves the array out;
+ * the capsule still owns (and frees) the emptied struct. */
+static PyObject *array_address(PyObject *self, PyObject *capsule) {
+    (void)self;
+    void *array = PyCapsule_GetPointer(capsule, "arrow_array");
+    if (!array) return NULL;
+    return PyLong_FromVoidPtr(array);
+}
+
+/* Take ``b``'s memory for an exported buffer (``b`` is left empty); NULL: out of memory. */
+static char *take(Buf *b) {
+    char *data = b->data;
+    size_t len = b->len;
+    if (!data || b->cap > len + len / 8 + 64) {
+        /* give back the doubling's slack (in place for large blocks), or make the one
+           byte an empty buffer still points at */
+        char *shrunk = PyMem_RawRealloc(data, len ? len : 1);
+        if (!shrunk) return NULL;
+        data = shrunk;
+    }
+    b->data = NULL;
+    b->len = b->cap = 0;
+    return data;
+}
+
+/* The chunk's columns as an "arrow_array" capsule of a struct array (the chunk is emptied). */
+static PyObject *chunk_export(Chunk *ch) {
+    Exported *e = PyMem_RawCalloc(1, sizeof(Exported));
+    struct ArrowArray *array = PyMem_RawCalloc(1, sizeof(struct ArrowArray));
+    if (!e || !array) {
+        PyMem_RawFree(e);
+        PyMem_RawFree(array);
+        return PyErr_NoMemory();
+    }
+    array->length = ch->rows;
+    array->n_buffers = 1;
+    array->buffers = e->struct_buffers;
+    array->n_children = NCOLS;
+    array->children = e->child_list;
+    array->release = export_release;
+    array->private_data = e;
+    int failed = 0;
     for (int i = 0; i < NCOLS; i++) {
         Column *c = &ch->cols[i];
-        PyObject *validity = c->nulls ? bytes_of(&c->validity) : (Py_INCREF(Py_None), Py_None);
-        PyObject *offsets = COLUMN_TYPES[i] == C_STR ? bytes_of(&c->offsets)
-                                                      : (Py_INCREF(Py_None), Py_None);
-        PyObject *data = bytes_of(&c->data);
-        /* the buffers are copied out: free them now, so peak memory is one copy more
-           than one column, not one chunk more */
-        buf_free(&c->data);
-        buf_free(&c->offsets);
-        buf_free(&c->validity);
-        PyObject *item = (validity && offsets && data)
-            ? Py_BuildValue("(NNNn)", validity, offsets, data, c->nulls) : NULL;
-        if (!item) {
-            Py_XDECREF(validity); Py_XDECREF(offsets); Py_XDECREF(data);
-            Py_DECREF(list);
-            return NULL;
+        struct ArrowArray *child = &e->children[i];
+        int text = COLUMN_TYPES[i] == C_STR;
+        if (c->nulls) failed |= !(e->owned[i][0] = take(&c->validity));
+        if (text) failed |= !(e->owned[i][1] = take(&c->offsets));
+        failed |= !(e->owned[i][2] = take(&c->data));
+        e->buffers[i][0] = e->owned[i][0];
+        if (text) {
+            e->buffers[i][1] = e->owned[i][1];
+            e->buffers[i][2] = e->owned[i][2];
+        } else {
+            e->buffers[i][1] = e->owned[i][2];
         }
-        PyList_SET_ITEM(list, i, item);
+        child->length = ch->rows;
+        child->null_count = c->nulls;
+        child->n_buffers = text ? 3 : 2;
+        child->buffers = e->buffers[i];
+        child->release = child_release;
+        e->child_list[i] = child;
     }
-    return list;
+    PyObject *capsule = failed ? NULL : PyCapsule_New(array, "arrow_array", capsule_release);
+    if (!capsule) {
+        export_release(array);
+        PyMem_RawFree(array);
+        return failed ? PyErr_NoMemory() : NULL;
+    }
+    return capsule;
 }
 
 /* ------------------------------------------------------------------ the decoder */
@@ -1094,9 +1471,10 @@ static void decoder_dealloc(Decoder *d) {
     Py_XDECREF(d->float_json);
     Py_XDECREF(d->invocation_model);
     Py_XDECREF(d->promoted);
-    Py_XDECREF(d->service_name);
-    Py_XDECREF(d->service_version);
-    Py_XDECREF(d->r_conversation);
+    buf_free(&d->service_name.own);
+    buf_free(&d->service_version.own);
+    buf_free(&d->r_conversation.own);
+    for (int slot = 0; slot < NSLOTS; slot++) buf_free(&d->values[slot].own);
     buf_free(&d->r_attrs);
     buf_free(&d->s_attrs);
     Py_TYPE(d)->tp_free((PyObject *)d);
@@ -1110,8 +1488,12 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "SKOOO", kwlist, &payload, &received,
                                      &promoted, &float_json, &invocation_model))
         return -1;
+    if (d->busy) {
+        raise_(PyExc_RuntimeError, "the decoder is in use by another thread");
+        return -1;
+    }
     if (!PyTuple_Check(promoted) || PyTuple_GET_SIZE(promoted) != NSLOTS) {
-        PyErr_SetString(PyExc_ValueError, "promoted must be a tuple of 12 tuples of keys");
+        raise_(PyExc_ValueError, "promoted must be a tuple of 12 tuples of keys");
         return -1;
     }
     Py_INCREF(payload);
@@ -1124,7 +1506,7 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
     for (int slot = 0; slot < NSLOTS; slot++) {
         PyObject *keys = PyTuple_GET_ITEM(promoted, slot);
         if (!PyTuple_Check(keys)) {
-            PyErr_SetString(PyExc_ValueError, "promoted must be a tuple of tuples");
+            raise_(PyExc_ValueError, "promoted must be a tuple of tuples");
             return -1;
         }
         for (Py_ssize_t rank = 0; rank < PyTuple_GET_SIZE(keys); rank++) {
@@ -1132,7 +1514,7 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
             const char *key = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(keys, rank), &n);
             if (!key) return -1;
             if (d->npromoted == 64) {
-                PyErr_SetString(PyExc_ValueError, "too many promoted keys");
+                raise_(PyExc_ValueError, "too many promoted keys");
                 return -1;
             }
             /* the str object owns the UTF-8 and lives as long as the tuple: keep both */
@@ -1149,7 +1531,7 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
     d->base = (const uint8_t *)PyBytes_AS_STRING(payload);
     d->size = (size_t)PyBytes_GET_SIZE(payload);
     if (validate_request(d->base, d->size) < 0) {
-        PyErr_SetString(PyExc_ValueError, wire_error);
+        raise_(PyExc_ValueError, wire_error);
         return -1;
     }
     d->received_unix_nano = received;
@@ -1159,13 +1541,11 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
     d->r_index = d->s_index = d->i_index = -1;
     d->done = 0;
     d->first_chunk = 1;
-    Py_INCREF(Py_None); Py_XSETREF(d->service_name, Py_None);
-    Py_INCREF(Py_None); Py_XSETREF(d->service_version, Py_None);
-    Py_INCREF(Py_None); Py_XSETREF(d->r_conversation, Py_None);
+    d->service_name.state = d->service_version.state = d->r_conversation.state = P_NULL;
     return 0;
 }
 
-#define WIRE_FAIL() do { PyErr_SetString(PyExc_ValueError, wire_error); goto fail; } while (0)
+#define WIRE_FAIL() do { raise_(PyExc_ValueError, wire_error); goto fail; } while (0)
 
 /* Read the resource-level columns of the ResourceSpans ``d->rs`` (all its fields but the
  * scopes, which are walked afterwards). */
@@ -1193,19 +1573,16 @@ static int start_resource(Decoder *d) {
     d->r_attrs.len = 0;
     if (emit_attributes(d, &d->r_attrs, res.items, res.len, 1, &attrs) < 0) goto fail;
     Entry *e;
-    PyObject *text;
-    text = (e = find_entry(&attrs, "service.name")) ? kv_text(&e->kv) : (Py_INCREF(Py_None), Py_None);
-    if (!text) goto fail;
-    Py_XSETREF(d->service_name, text);
-    text = (e = find_entry(&attrs, "service.version")) ? kv_text(&e->kv) : (Py_INCREF(Py_None), Py_None);
-    if (!text) goto fail;
-    Py_XSETREF(d->service_version, text);
+    d->service_name.state = d->service_version.state = d->r_conversation.state = P_NULL;
+    if ((e = find_entry(&attrs, "service.name")) && kv_text(&d->service_name, &e->kv) < 0)
+        goto fail;
+    if ((e = find_entry(&attrs, "service.version")) && kv_text(&d->service_version, &e->kv) < 0)
+        goto fail;
     Seg best[NSLOTS];
     int found[NSLOTS];
     if (promote(d, &attrs, best, found) < 0) goto fail;
-    text = found[SLOT_CONVERSATION] ? kv_text(&best[SLOT_CONVERSATION]) : (Py_INCREF(Py_None), Py_None);
-    if (!text) goto fail;
-    Py_XSETREF(d->r_conversation, text);
+    if (found[SLOT_CONVERSATION] && kv_text(&d->r_conversation, &best[SLOT_CONVERSATION]) < 0)
+        goto fail;
     entries_free(&attrs);
     segs_free(&res);
     return 0;
@@ -1284,7 +1661,7 @@ static int read_span(SpanParts *sp, const uint8_t *p, size_t n) {
         case 16: sp->flags = f.v; break;
         }
     }
-    if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+    if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     return 0;
 }
 
@@ -1307,7 +1684,7 @@ static int status_parts(const SpanParts *sp, uint64_t *code, Seg *message) {
             if (f.num == 2) { message->p = f.s; message->n = f.n; }
             else *code = f.v;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
     }
     return 0;
 }
@@ -1362,7 +1739,7 @@ static int emit_events(Decoder *d, Buf *out, SpanParts *sp, Seg *exception_kv, i
             else if (f.num == 2) { name.p = f.s; name.n = f.n; }
             else if (f.num == 4) dropped = (uint32_t)f.v;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
         if (k && buf_byte(out, ',') < 0) return -1;
         if (PUTS(out, "{\"time_unix_nano\":") < 0 || buf_u64(out, time) < 0
             || PUTS(out, ",\"name\":") < 0 || buf_json_str(out, name.p, name.n) < 0
@@ -1406,7 +1783,7 @@ static int emit_links(Decoder *d, Buf *out, SpanParts *sp) {
             else if (f.num == 5) dropped = (uint32_t)f.v;
             else if (f.num == 6) flags = (uint32_t)f.v;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
         if (k && buf_byte(out, ',') < 0) return -1;
         if (PUTS(out, "{\"trace_id\":\"") < 0 || buf_hex(out, tid.p, tid.n) < 0
             || PUTS(out, "\",\"span_id\":\"") < 0 || buf_hex(out, sid.p, sid.n) < 0
@@ -1461,7 +1838,6 @@ static int emit_span(Decoder *d, Chunk *ch, SpanParts *sp, Buf *tmp) {
     tmp->len = 0;
     if (emit_attributes(d, tmp, &sp->self, 1, 9, &attrs) < 0) return -1;
     int rc = -1;
-    PyObject *values[NSLOTS] = {NULL};
     if (append_json_col(&c[COL_ATTRIBUTES], tmp) < 0) goto done;
     if (col_u32(&c[15], (uint32_t)sp->dropped_attrs) < 0) goto done;
     Seg exception_kv = {NULL, 0};
@@ -1480,60 +1856,56 @@ static int emit_span(Decoder *d, Chunk *ch, SpanParts *sp, Buf *tmp) {
         || col_seg_or_null(&c[24], &d->s_version, d->has_s_version) < 0
         || append_json_col(&c[25], &d->s_attrs) < 0 || col_u32(&c[26], (uint32_t)d->s_dropped) < 0
         || col_seg_or_null(&c[27], &d->s_schema, d->has_s_schema) < 0
-        || col_str_or_null(&c[28], d->service_name) < 0
-        || col_str_or_null(&c[29], d->service_version) < 0)
+        || col_promoted(&c[28], &d->service_name, 0) < 0
+        || col_promoted(&c[29], &d->service_version, 0) < 0)
         goto done;
-    /* promoted columns (decode._promoted_row) */
+    /* promoted columns (promote.promoted_row) */
     Seg best[NSLOTS];
     int found[NSLOTS];
     if (promote(d, &attrs, best, found) < 0) goto done;
+    const Promoted *use[NSLOTS];
     for (int slot = 0; slot < NSLOTS; slot++) {
+        Promoted *pv = &d->values[slot];
+        pv->state = P_NULL;
+        use[slot] = pv;
         if (found[slot]) {
             AV av;
             if (av_of_kv(&av, best[slot].p, best[slot].n) < 0) goto done;
             int tokens = slot == SLOT_INPUT_TOKENS || slot == SLOT_OUTPUT_TOKENS;
-            values[slot] = tokens ? value_integer(&av) : value_text(&av);
+            int got = tokens ? value_integer(pv, &av) : value_text(pv, &av);
             segs_free(&av.parts);
+            if (got < 0) goto done;
         } else if (slot == SLOT_CONVERSATION) {
-            values[slot] = d->r_conversation;
-            Py_INCREF(values[slot]);
+            use[slot] = &d->r_conversation;
         } else if (slot == SLOT_ERROR_TYPE && has_exception) {
-            values[slot] = kv_text(&exception_kv);
+            if (kv_text(pv, &exception_kv) < 0) goto done;
         } else if (slot == SLOT_REQUEST_MODEL && find_entry(&attrs, "llm.invocation_parameters")) {
             Entry *e = find_entry(&attrs, "llm.invocation_parameters");
             AV av;
             if (av_of_kv(&av, e->kv.p, e->kv.n) < 0) goto done;
+            int got = 0;
             if (av.kind == V_STR) {
+                gil_hold(); /* the model inside OpenInference's JSON: orjson reads it */
                 PyObject *text = PyUnicode_DecodeUTF8((const char *)av.s, (Py_ssize_t)av.n, "strict");
                 PyObject *model = text ? PyObject_CallOneArg(d->invocation_model, text) : NULL;
                 Py_XDECREF(text);
-                if (model && model != Py_None) {
-                    values[slot] = PyUnicode_AsUTF8String(model);
-                    Py_DECREF(model);
-                } else {
-                    values[slot] = model;
+                if (!model) {
+                    got = -1;
+                } else if (model != Py_None) {
+                    Py_ssize_t n;
+                    const char *utf8 = PyUnicode_AsUTF8AndSize(model, &n);
+                    got = utf8 ? promoted_own(pv, utf8, (size_t)n) : -1;
                 }
-            } else {
-                values[slot] = Py_None;
-                Py_INCREF(Py_None);
+                Py_XDECREF(model);
             }
             segs_free(&av.parts);
-        } else {
-            values[slot] = Py_None;
-            Py_INCREF(Py_None);
+            if (got < 0) goto done;
         }
-        if (!values[slot]) goto done;
     }
-    if (values[SLOT_OPERATION] != Py_None) {
-        PyObject *low = lower_text(values[SLOT_OPERATION]);
-        if (!low) goto done;
-        Py_SETREF(values[SLOT_OPERATION], low);
-    }
+    if (promoted_lower(&d->values[SLOT_OPERATION]) < 0) goto done;
     for (int slot = 0; slot < NSLOTS; slot++) {
-        Column *col = &c[COL_PROMOTED + slot];
         int tokens = slot == SLOT_INPUT_TOKENS || slot == SLOT_OUTPUT_TOKENS;
-        if ((tokens ? col_i64_or_null(col, values[slot]) : col_str_or_null(col, values[slot])) < 0)
-            goto done;
+        if (col_promoted(&c[COL_PROMOTED + slot], use[slot], tokens) < 0) goto done;
     }
     if (col_u64(&c[42], d->received_unix_nano) < 0) goto done;
     size_t after = 0;
@@ -1542,7 +1914,6 @@ static int emit_span(Decoder *d, Chunk *ch, SpanParts *sp, Buf *tmp) {
     ch->rows++;
     rc = 0;
 done:
-    for (int slot = 0; slot < NSLOTS; slot++) Py_XDECREF(values[slot]);
     entries_free(&attrs);
     return rc;
 }
@@ -1561,14 +1932,14 @@ static int next_span(Decoder *d, Seg *span) {
                     return 1;
                 }
             }
-            if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+            if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
             d->in_scope = 0;
         }
         if (d->in_resource) {
             while ((got = rd_field(&d->rs, &f, 0)) > 0) {
                 if (f.num == 2 && f.wt == WT_LEN) break;
             }
-            if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+            if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
             if (got > 0) {
                 d->s_index++;
                 d->i_index = -1;
@@ -1583,7 +1954,7 @@ static int next_span(Decoder *d, Seg *span) {
         while ((got = rd_field(&d->req, &f, 0)) > 0) {
             if (f.num == 1 && f.wt == WT_LEN) break;
         }
-        if (got < 0) { PyErr_SetString(PyExc_ValueError, wire_error); return -1; }
+        if (got < 0) { raise_(PyExc_ValueError, wire_error); return -1; }
         if (got == 0) return 0;
         d->r_index++;
         d->s_index = -1;
@@ -1598,7 +1969,11 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
     Py_ssize_t max_rows, max_bytes;
     if (!PyArg_ParseTuple(args, "nn", &max_rows, &max_bytes)) return NULL;
     if (d->payload == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "the decoder was not initialised");
+        raise_(PyExc_RuntimeError, "the decoder was not initialised");
+        return NULL;
+    }
+    if (d->busy) {
+        raise_(PyExc_RuntimeError, "the decoder is in use by another thread");
         return NULL;
     }
     Chunk ch;
@@ -1606,10 +1981,21 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
     PyObject *problems = PyList_New(0);
     PyObject *result = NULL;
     if (!problems) return NULL;
-    if (chunk_init(&ch) < 0) goto done;
-    Py_ssize_t received = 0, rejected = 0;
+    d->busy = 1;
+    int release = d->size >= DECODE_RELEASE_BYTES;
+    Py_ssize_t received = 0, rejected = 0, explained = 0;
     char scratch[96];
+    if (release) gil_release();
+    if (chunk_init(&ch) < 0) goto done;
+    int holding = 0; /* spans left to run with the GIL taken back */
     while (!d->done && ch.rows < max_rows && (Py_ssize_t)ch.bytes < max_bytes) {
+        if (release && !released) {
+            /* the last span needed Python: keep the GIL for the next HOLD_SPANS spans, so
+               a request full of rare values takes it back once per HOLD_SPANS spans, not
+               once per span (each time may wait for another thread's switch interval) */
+            if (holding == 0) holding = HOLD_SPANS;
+            else if (--holding == 0) gil_release();
+        }
         Seg span;
         int got = next_span(d, &span);
         if (got < 0) goto done;
@@ -1621,7 +2007,7 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
         int rc = 0;
         if (problem) {
             rejected++;
-            if (PyList_GET_SIZE(problems) < MAX_EXPLAINED)
+            if (explained++ < MAX_EXPLAINED)
                 rc = add_problem(problems, sp.name.p, sp.name.n, d->r_index, d->s_index,
                                  d->i_index, problem);
         } else {
@@ -1630,8 +2016,9 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
         span_free(&sp);
         if (rc < 0) goto done;
     }
+    gil_hold();
     {
-        PyObject *columns = chunk_columns(&ch);
+        PyObject *columns = chunk_export(&ch);
         if (!columns) goto done;
         Py_ssize_t payload_bytes = d->first_chunk ? (Py_ssize_t)d->size : 0;
         d->first_chunk = 0;
@@ -1640,6 +2027,8 @@ static PyObject *decoder_next_chunk(Decoder *d, PyObject *args) {
         problems = NULL;
     }
 done:
+    gil_hold();
+    d->busy = 0;
     Py_XDECREF(problems);
     chunk_free(&ch);
     buf_free(&tmp);
@@ -1673,14 +2062,16 @@ static PyObject *check_traces(PyObject *self, PyObject *arg) {
     if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
     const uint8_t *base = view.buf;
     size_t size = (size_t)view.len;
-    PyObject *problems = NULL;
-    if (validate_request(base, size) < 0) {
-        PyErr_SetString(PyExc_ValueError, wire_error);
+    PyObject *problems = PyList_New(0);
+    if (!problems) goto fail;
+    /* the bytes cannot move while the view is held; the walk needs no Python */
+    int release = size >= RELEASE_GIL_BYTES;
+    if (release) gil_release();
+    if (validate(base, size, T_REQ, 0) < 0) {
+        raise_(PyExc_ValueError, wire_error);
         goto fail;
     }
-    problems = PyList_New(0);
-    if (!problems) goto fail;
-    Py_ssize_t received = 0, rejected = 0, r_index = -1;
+    Py_ssize_t received = 0, rejected = 0, r_index = -1, explained = 0;
     char scratch[96];
     Rd req = {base, base + size};
     Field f, g, h;
@@ -1698,13 +2089,14 @@ static PyObject *check_traces(PyObject *self, PyObject *arg) {
                 if (h.num != 2 || h.wt != WT_LEN) continue;
                 i_index++;
                 received++;
+                if (release) gil_release(); /* again, after explaining a refused span */
                 SpanParts sp;
                 if (read_span(&sp, h.s, h.n) < 0) { span_free(&sp); goto fail; }
                 const char *problem = check_span(&sp, scratch, sizeof(scratch));
                 int rc = 0;
                 if (problem) {
                     rejected++;
-                    if (PyList_GET_SIZE(problems) < MAX_EXPLAINED)
+                    if (explained++ < MAX_EXPLAINED)
                         rc = add_problem(problems, sp.name.p, sp.name.n, r_index, s_index,
                                          i_index, problem);
                 }
@@ -1713,17 +2105,35 @@ static PyObject *check_traces(PyObject *self, PyObject *arg) {
             }
         }
     }
+    gil_hold();
     PyBuffer_Release(&view);
     return Py_BuildValue("(nnN)", received, rejected, problems);
 fail:
+    gil_hold();
     Py_XDECREF(problems);
     PyBuffer_Release(&view);
     return NULL;
 }
 
+#ifdef FASTDECODE_GIL_STATS
+static PyObject *released_cpu_ns(PyObject *self, PyObject *unused) {
+    (void)self; (void)unused;
+    return PyLong_FromUnsignedLongLong(released_ns);
+}
+#endif
+
 static PyMethodDef module_methods[] = {
     {"check_traces", check_traces, METH_O,
      "check_traces(payload) -> (received, rejected, problems); ValueError when malformed"},
+#ifdef FASTDECODE_GIL_STATS
+    {"released_cpu_ns", released_cpu_ns, METH_NOARGS,
+     "released_cpu_ns() -> this thread's CPU ns spent without the GIL (measuring build)"},
+#endif
+    {"array_address", array_address, METH_O,
+     "array_address(columns) -> the address of the ArrowArray in a next_chunk capsule"},
+    {"format_double", format_double, METH_O,
+     "format_double(x) -> (orjson text, repr text) made in C, or None where Python makes it "
+     "(for the tests)"},
     {NULL, NULL, 0, NULL},
 };
 
