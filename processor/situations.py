@@ -174,9 +174,9 @@ is conditional on the counts of the situation and of each tool: a tool with fewe
 than that can never be named and is no test.)
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
-axes, read-axis cores and where it fails: :mod:`processor._judging`; mixtures:
-:mod:`processor._mixtures`; statuses and their sentences: :mod:`processor._verdicts`;
-storing: :mod:`processor._situation_store`.
+axes: :mod:`processor._judging`; read-axis cores and where it fails:
+:mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; statuses and their
+sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
@@ -232,8 +232,9 @@ from processor._discovery import (
     discover,
     load_profiles,
 )
-from processor._judging import READ_AXES, SIBLING_SHARE, find_cores, name_where, widen
+from processor._judging import READ_AXES, SIBLING_SHARE, widen
 from processor._mixtures import split_mixtures
+from processor._narrowing import find_cores, name_where
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label

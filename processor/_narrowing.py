@@ -1,0 +1,315 @@
+"""Narrower situations in place of judged ones: read-axis cores and where it fails.
+
+The rules (*Read-axis cores*, *Where it fails*) are documented in
+:mod:`processor.situations`; each proposes narrower situations for a judged one, and
+:func:`processor._judging.replace_until_stable` takes the first proposal whose parts keep
+their statuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from processor._discovery import (
+    ALPHA,
+    COINCIDE,
+    LATEST,
+    MIN_FAILED,
+    NAMING_SHARE,
+    NARROWS,
+    PREVIOUS,
+    RATIO,
+    READ_AXES,
+    Found,
+    Profiles,
+    _stands_out,
+    above,
+)
+from processor._judging import (
+    FLAGGED,
+    Judged,
+    Proposal,
+    _claimed,
+    _deciding,
+    replace_until_stable,
+)
+from processor._verdicts import PeriodNames, Verdict
+
+__all__ = ["LEAK", "NAMING_AXES", "find_cores", "name_where"]
+
+LEAK = 1.0
+"""How much of a read-axis group's excess may have leaked into the rest of its cell, as a
+multiple of the excess its core (the members read right) keeps: 1.0 says at least half
+of the group is read right (*Read-axis cores* in :mod:`processor.situations`)."""
+
+def find_cores(profiles: Profiles, judged: Sequence[Judged],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """The judged situations, a broad one whose failures are groups on a read axis (with
+    what they leaked into the rest of the cell) replaced by those groups (see *Read-axis
+    cores* in :mod:`processor.situations`), judged again with the others."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _cores)
+
+
+def _cores(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> list[Proposal]:
+    """The cells one read coordinate narrower that hold a situation's failures as groups
+    read right only in part: first those found in the periods deciding its status, each
+    to keep its status; then those found in each period apart, each with its own status,
+    when every period the situation fails in has them (two groups of different statuses,
+    one new and one persistent, in one cell); or none."""
+    read = [i for i, axis in enumerate(profiles.axes) if axis in READ_AXES]
+    if len(item.coordinates) >= 3 or any(axis in read for axis, _ in item.coordinates):
+        return []
+    graded, cell = _deciding(profiles, mask, verdict, judged)
+    proposals = []
+    pooled = _core_parts(profiles, item, cell, graded & ~mask, read)
+    if pooled:
+        proposals.append(Proposal(tuple(pooled), same_status=True))
+    fails_in = FLAGGED.get(verdict.status,
+                           frozenset({LATEST if verdict.fails_now else PREVIOUS}))
+    # the cores reported already stay in the cell: they are groups the others are judged
+    # beside, and their misread members are in its rest
+    others = [entry for entry in judged if not _one_read_narrower(item, entry[0], read)]
+    apart = _period_cores(profiles, item, mask, _claimed(profiles, mask, others), fails_in,
+                          read)
+    if apart:
+        proposals.append(Proposal(tuple(apart), same_status=False))
+    return proposals
+
+
+def _one_read_narrower(item: Found, other: Found, read: Sequence[int]) -> bool:
+    """Whether ``other`` is ``item`` and one coordinate of a read axis."""
+    extra = set(other.coordinates) - set(item.coordinates)
+    return len(other.coordinates) == len(item.coordinates) + 1 and len(extra) == 1 and \
+        next(iter(extra))[0] in read
+
+
+def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np.ndarray,
+                  fails_in: frozenset[int], read: Sequence[int]) -> list[Found]:
+    """The cells one read coordinate narrower holding the failures of a situation (its
+    members ``mask`` without those ``claimed`` by the situations judged inside it) as
+    groups read right only in part, each value looked for in each period apart (a group
+    failing in one period only is diluted by the other), when every period of ``fails_in``
+    has such a group; or none."""
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    periods = []
+    for period in (LATEST, PREVIOUS):
+        graded = profiles.graded & (profiles.period == period)
+        g_out, f_out = count(graded & ~mask)
+        cell = graded & mask & ~claimed
+        g_cell, f_cell = count(cell)
+        rate = f_out / g_out if g_out else 0.0
+        periods.append((period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
+    best: list[Found] = []
+    for axis in read:
+        column = profiles.codes[:, axis]
+        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
+                                          minlength=len(profiles.values))))
+        # (value, period, its members there, graded, failed, excess)
+        candidates = []
+        for period, cell, rate, g_cell, f_cell, excess in periods:
+            if excess <= 0:
+                continue
+            for value in np.unique(column[cell]):
+                child = cell & (column == value)
+                g, f = count(child)
+                if value != usual and f >= MIN_FAILED and \
+                        f - g * rate >= NAMING_SHARE * excess and \
+                        g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+                    candidates.append((int(value), period, child, g, f, f - g * rate))
+        if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
+            continue
+        union = np.zeros(len(profiles.n), dtype=bool)
+        for _, _, child, _, _, _ in candidates:
+            union |= child
+        cells = np.zeros(len(profiles.n), dtype=bool)
+        for _, cell, _, _, _, _ in periods:
+            cells |= cell
+        g_rest, f_rest = count(cells & ~union)
+        g_union, f_union = count(union)
+        if g_rest < NARROWS * (g_rest + g_union):
+            continue  # together they are nearly the whole cell: naming them narrows nothing
+        # together they stand out from the part of the cell none of them holds (in both
+        # periods), and each of them does at ``ALPHA``
+        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+                for _, _, _, g, f, _ in candidates):
+            continue
+        # and what the rest fails beyond elsewhere, in the periods they were found in, is
+        # no more than the groups leaked
+        left = 0.0
+        for period, cell, rate, _, _, _ in periods:
+            if period in {at for _, at, _, _, _, _ in candidates}:
+                g_left, f_left = count(cell & ~union)
+                left += f_left - g_left * rate
+        if left > LEAK * sum(e for _, _, _, _, _, e in candidates):
+            continue
+        excesses: dict[int, float] = {}
+        for value, _, _, _, _, e in candidates:
+            excesses[value] = excesses.get(value, 0.0) + e
+        parts = [Found((*item.coordinates, (axis, value)), e)
+                 for value, e in sorted(excesses.items())]
+        if sum(p.excess for p in parts) > sum(p.excess for p in best):
+            best = parts
+    return best
+
+
+def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarray,
+                read: Sequence[int]) -> list[Found]:
+    """The cells one read coordinate narrower holding the failures of ``cell`` (a
+    situation's graded members in the periods looked at) as groups read right only in
+    part, measured against ``out`` (the graded conversations outside it in those
+    periods), or none."""
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    g_out, f_out = count(out)
+    rate = f_out / g_out if g_out else 0.0
+    g_cell, f_cell = count(cell)
+    excess = f_cell - g_cell * rate
+    if excess <= 0:
+        return []
+    best: list[Found] = []
+    for axis in read:
+        column = profiles.codes[:, axis]
+        # the value most conversations are read as is where misread members land: the
+        # rest of a cell, never a group read right
+        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
+                                          minlength=len(profiles.values))))
+        candidates = []
+        for value in np.unique(column[cell]):
+            if value == usual:
+                continue
+            child = cell & (column == value)
+            g, f = count(child)
+            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
+                    g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+                candidates.append((int(value), child, g, f))
+        if not candidates:
+            continue
+        union = np.zeros(len(profiles.n), dtype=bool)
+        for _, child, _, _ in candidates:
+            union |= child
+        g_rest, f_rest = count(cell & ~union)
+        if g_rest < NARROWS * g_cell:
+            continue  # together they are nearly the whole cell: naming them narrows nothing
+        # together they stand out from the part of the cell none of them holds, and each
+        # of them does at ``ALPHA``
+        g_union, f_union = count(union)
+        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+                for _, _, g, f in candidates):
+            continue
+        parts = [Found((*item.coordinates, (axis, value)), f - g * rate)
+                 for value, _, g, f in candidates]
+        # and what the rest fails beyond elsewhere is no more than the groups leaked, or
+        # than they leaked plus one group of the rest on an axis read from the calls
+        core_excess = sum(f - g * rate for _, _, g, f in candidates)
+        if f_rest - g_rest * rate > LEAK * core_excess:
+            other = _rest_group(profiles, item, cell & ~union, rate, excess, read)
+            if other is None:
+                continue
+            coordinate, g_other, f_other = other
+            if f_rest - f_other - (g_rest - g_other) * rate > LEAK * core_excess:
+                continue
+            parts.append(Found((*item.coordinates, coordinate), f_other - g_other * rate))
+        if sum(p.excess for p in parts) > sum(p.excess for p in best):
+            best = parts
+    return best
+
+
+def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
+                excess: float, read: Sequence[int]) -> tuple[tuple[int, int], int, int] | None:
+    """The coordinate on an axis read from the calls that isolates a failing group in the
+    rest of a cell (its failures kept a ``NAMING_SHARE`` of the cell's excess and it stands
+    out from the rest of the rest), with its (graded, failed); None when none does."""
+    used = {axis for axis, _ in item.coordinates}
+    g_rest = int(profiles.n[rest].sum())
+    f_rest = int(profiles.n[rest & profiles.failed].sum())
+    best: tuple[float, tuple[int, int], int, int] | None = None
+    for axis in range(len(profiles.axes)):
+        if axis in used or axis in read:
+            continue
+        column = profiles.codes[:, axis]
+        for value in np.unique(column[rest]):
+            child = rest & (column == value)
+            g = int(profiles.n[child].sum())
+            f = int(profiles.n[child & profiles.failed].sum())
+            if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
+                    g > (1 - NARROWS) * g_rest:
+                continue
+            if _stands_out(f, g, f_rest - f, g_rest - g) and (
+                    best is None or f - g * rate > best[0]):
+                best = (f - g * rate, (axis, int(value)), g, f)
+    return None if best is None else best[1:]
+
+
+NAMING_AXES = ("tool",)
+"""Axes that say where a group fails and that a name keeps even when they narrow little
+(*Where it fails* in :mod:`processor.situations`): the generator aims at the tool."""
+
+
+def name_where(profiles: Profiles, judged: Sequence[Judged],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """The judged situations, one without a tool named by the tool that holds its
+    failures (see *Where it fails* in :mod:`processor.situations`), judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _named)
+
+
+def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> list[Proposal]:
+    """The situation named by the tool that holds its failures (:func:`_where`), to keep
+    its status, unless that situation is reported already; else none."""
+    coordinate = _where(profiles, item, mask, verdict, judged)
+    if coordinate is None:
+        return []
+    named = Found((*item.coordinates, coordinate), item.excess)
+    if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
+           for other, _, _, _ in judged):
+        return []
+    return [Proposal((named,), same_status=True)]
+
+
+def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> tuple[int, int] | None:
+    """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
+    situation's failing members in the periods deciding its status, when the rest of the
+    situation fails significantly less (Fisher p < ``ALPHA``, Holm over the values that
+    could hold that share); None otherwise."""
+    axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
+    used = {axis for axis, _ in item.coordinates}
+    if len(item.coordinates) >= 3 or used & set(axes):
+        return None
+    _, cell = _deciding(profiles, mask, verdict, judged)
+    g_cell = int(profiles.n[cell].sum())
+    f_cell = int(profiles.n[cell & profiles.failed].sum())
+    if f_cell < MIN_FAILED:
+        return None
+    for axis in axes:
+        column = profiles.codes[:, axis]
+        # the value holding most failures is picked after looking: every value with the
+        # members to hold ``COINCIDE`` of them could have been, so each is one test (Holm).
+        # Fisher's test is conditional on the cell's counts, which rule the others out
+        tests: list[tuple[float, int, bool]] = []
+        for value in np.unique(column[cell]):
+            child = cell & (column == value)
+            g = int(profiles.n[child].sum())
+            if not COINCIDE * f_cell <= g < g_cell:
+                continue
+            f = int(profiles.n[child & profiles.failed].sum())
+            tests.append((above(f, g, f_cell - f, g_cell - g), int(value),
+                          f >= COINCIDE * f_cell))
+        for step, (p, value, holds) in enumerate(sorted(tests)):
+            if p >= ALPHA / (len(tests) - step):
+                break  # Holm: this and every larger p stand
+            if holds:
+                return axis, value
+    return None
