@@ -7,12 +7,16 @@ two events), ``--requests`` requests of ``--spans`` spans with distinct ids. Sta
 
 * **check**: the intake's ``check_request`` (parse, ids, kind and status ranges);
 * **decode**: ``decode_traces`` to an Arrow table;
+* **spool**: ``Spool.append`` (record headers with CRC32, write, fsync) of the requests
+  in groups of 4, as the spool writer appends what is queued at once;
 * **insert**: ``collector.insert.insert_rows`` (what the materializer runs) of
   compiled-decoded rows into a fresh DuckDB store, in transactions of
-  ``max_commit_items`` rows, commit included, then a CHECKPOINT (the store is opened with
-  ``serve``'s DuckDB settings, so rows committed through the write-ahead log are written
-  to the file once more there; a transaction of a whole row group, 122,880 rows, skips
-  the log);
+  ``max_commit_items`` rows (of whole row groups, as the materializer cuts them, when the
+  store's row group is smaller), commit included, then a CHECKPOINT (the store is opened
+  with ``serve``'s DuckDB settings, ``db_row_group_size`` included: a transaction of whole
+  row groups is written straight to the file, what goes through the write-ahead log is
+  written once more by the checkpoint; and on one DuckDB thread, as the collector's
+  pipeline sets it: ``collector/sql/one_thread.sql``);
 * **whole**: the whole storing path as ``tracemill ingest`` runs it: intake check, spool
   append with fsync, decode (one thread, ``decode_workers=0``), insert, commit. It runs in a
   fresh process per run; the pure-Python one blocks the extension's import there. A
@@ -71,31 +75,45 @@ def _decode(bodies: list[bytes], compiled: bool) -> float:
     return _cpu(lambda: [decode_traces(body, _RECEIVED, compiled=compiled) for body in bodies])
 
 
+def _spool(bodies: list[bytes], folder: Path) -> float:
+    from collector.spool import Spool, SpooledRequest
+
+    spool = Spool(folder / "cpu.spool")
+    requests = [SpooledRequest("traces", body, 0, _RECEIVED) for body in bodies]
+    try:
+        return _cpu(lambda: [spool.append(requests[start:start + 4])
+                             for start in range(0, len(requests), 4)])
+    finally:
+        spool.close()
+
+
 def _insert(bodies: list[bytes], folder: Path, commit_items: int) -> float:
     import pyarrow as pa
 
     from collector.decode import decode_traces
     from collector.insert import insert_rows, insert_statement
     from tracemill.config import Settings
-    from tracemill.store import open_store
+    from tracemill.store import load_sql, open_store
 
     tables = [decode_traces(body, _RECEIVED, compiled=True).rows for body in bodies]
     settings = Settings()
     store = open_store(folder / "insert.duckdb", memory_limit=settings.db_memory_limit,
                        checkpoint_threshold=settings.db_checkpoint_threshold,
-                       compression=settings.db_compression)
+                       compression=settings.db_compression,
+                       row_group_size=settings.db_row_group_size)
+    store.query(load_sql("collector", "one_thread.sql"))  # as the collector's pipeline
     statement = insert_statement("traces")
     cursor = store.cursor()
+    row_group = settings.db_row_group_size
+    if row_group and row_group <= commit_items:
+        commit_items = row_group  # the materializer's whole row groups
 
     def work() -> None:
-        waiting: list[pa.Table] = []
-        for sequence, table in enumerate(tables, start=1):
-            waiting.append(table)
-            if sum(t.num_rows for t in waiting) >= commit_items or sequence == len(tables):
-                cursor.begin()
-                insert_rows(cursor, statement, waiting, sequence)
-                cursor.commit()
-                waiting = []
+        rows = pa.concat_tables(tables)
+        for sequence, start in enumerate(range(0, rows.num_rows, commit_items), start=1):
+            cursor.begin()
+            insert_rows(cursor, statement, [rows.slice(start, commit_items)], sequence)
+            cursor.commit()
         cursor.execute("CHECKPOINT")  # what the WAL defers, every row is written once
 
     try:
@@ -122,7 +140,8 @@ def _whole_child(args: argparse.Namespace) -> int:
                             max_commit_items=args.commit_items)
         store = open_store(settings.db, memory_limit=settings.db_memory_limit,
                            checkpoint_threshold=settings.db_checkpoint_threshold,
-                           compression=settings.db_compression)
+                           compression=settings.db_compression,
+                           row_group_size=settings.db_row_group_size)
         pipeline = Pipeline(settings, store, Metrics())
 
         def work() -> None:
@@ -179,6 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tmp", type=Path, default=Path(tempfile.gettempdir()),
                         help="where the DuckDB files and spools go (a real disk: fsync counts)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="skip the pure-Python check, decode and whole path (faster)")
     parser.add_argument("--whole-child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--pure-python", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -201,13 +222,17 @@ def main(argv: list[str] | None = None) -> int:
 
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-            for compiled, label in ((True, "compiled"), (False, "python")):
+            variants = ((True, "compiled"),) if args.compiled_only else (
+                (True, "compiled"), (False, "python"))
+            for compiled, label in variants:
                 add(f"check {label}", _check(bodies, compiled))
                 add(f"decode {label}", _decode(bodies, compiled))
+            add("spool", _spool(bodies, Path(tmp)))
             add("insert", _insert(bodies, Path(tmp), args.commit_items))
             add("whole compiled", _whole(args, pure_python=False))
-            add("whole python", _whole(args, pure_python=True))
-    ratios = {stage: statistics.median(
+            if not args.compiled_only:
+                add("whole python", _whole(args, pure_python=True))
+    ratios = {} if args.compiled_only else {stage: statistics.median(
         c / p for c, p in zip(samples[f"{stage} compiled"], samples[f"{stage} python"],
                               strict=True)) for stage in ("check", "decode", "whole")}
     print(f"{'stage':<18}{'CPU-µs/span':>12}{'spans/s/core':>14}{'  runs (µs/span)'}")

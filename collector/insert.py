@@ -6,7 +6,8 @@ identity columns only: DuckDB's window over every column of ~3 KB rows cost ~12 
 insert, ``bench/collector_cpu.py``; the first row of an identity is the one kept), then
 asks which of those identities are stored already (a semi join of the batch's keys,
 bounded by the batch's time range, and for spans its range of ``tid_hi`` too, see
-``collector/sql/stored_*.sql``) and drops them, and inserts the rest with a plain INSERT.
+``collector/sql/stored_*.sql``) and drops them, and inserts the rest with a plain INSERT
+(its JSON columns typed as JSON, so DuckDB does not parse them again: :func:`as_json`).
 The lookup reads the identity columns only and hashes the batch, not the stored rows, so
 its cost does not grow with the rows stored for the same minutes (an anti-join inside
 the INSERT did). A batch goes in as statements of at most MAX_STATEMENT_BYTES, so a few
@@ -54,12 +55,16 @@ class InsertStatement:
     narrowing: tuple[str, ...] = ()
     """More identity columns whose range bounds the lookup: a stored duplicate lies in
     the batch's range of each, so row groups whose zone maps miss it are not read."""
+    json_columns: tuple[str, ...] = ()
+    """The JSON columns: handed to DuckDB typed as JSON (see :func:`as_json`)."""
 
 
 _STATEMENTS = {
     "traces": ("spans", "start_time_unix_nano",
-               ("tid_hi", "tid_lo", "sid", "start_time_unix_nano"), ("tid_hi",)),
-    "logs": ("log_records", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano"), ()),
+               ("tid_hi", "tid_lo", "sid", "start_time_unix_nano"), ("tid_hi",),
+               ("attributes", "events", "links", "resource_attributes", "scope_attributes")),
+    "logs": ("log_records", "time_unix_nano", ("key_hi", "key_lo", "time_unix_nano"), (),
+             ("body", "attributes", "resource_attributes", "scope_attributes")),
 }
 SIGNALS = tuple(_STATEMENTS)
 """The signals that have a table."""
@@ -70,10 +75,10 @@ of the same transaction, each seeing the rows of the ones before)."""
 
 def insert_statement(signal: str) -> InsertStatement:
     """The insert of ``signal``'s rows (``traces`` or ``logs``)."""
-    table, column, identity, narrowing = _STATEMENTS[signal]
+    table, column, identity, narrowing, json_columns = _STATEMENTS[signal]
     return InsertStatement(load_sql("collector", f"insert_{table}.sql"),
                            load_sql("collector", f"stored_{table}.sql"), column, identity,
-                           narrowing)
+                           narrowing, json_columns)
 
 
 def insert_rows(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
@@ -117,6 +122,7 @@ def _stored(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
 
 def _insert_slice(cursor: duckdb.DuckDBPyConnection, statement: InsertStatement,
                   rows: pa.Table, sequence: int) -> int:
+    rows = as_json(rows, statement.json_columns)
     _run(cursor, "incoming_rows", rows, lambda: cursor.execute(statement.sql, [sequence]))
     count: int = rows.num_rows
     return count
@@ -136,6 +142,30 @@ def _run(cursor: duckdb.DuckDBPyConnection, name: str, table: pa.Table,
         raise
     cursor.unregister(name)
     return result
+
+
+def as_json(rows: pa.Table, columns: tuple[str, ...]) -> pa.Table:
+    """``rows`` with the string ``columns`` typed as Arrow's JSON extension (no copy).
+
+    DuckDB reads such a column as JSON as it is; a plain string column going into a JSON
+    column is parsed to validate it, ~12 % of the insert and commit CPU of fat spans
+    (2.8 of 23 µs a span, ``bench/collector_cpu.py``). The text comes from the decoders,
+    which write JSON themselves (``collector/values.py`` and ``_fastdecode.c``; their
+    round trips through the store are tested in ``tests/collector/test_values_roundtrip.py``).
+    """
+    for name in columns:
+        index = rows.schema.get_field_index(name)
+        if index < 0:
+            continue
+        field = rows.schema.field(index)
+        if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            continue  # already JSON, or not text: DuckDB decides
+        kind = pa.json_(field.type)
+        column = pa.chunked_array(
+            [pa.ExtensionArray.from_storage(kind, chunk) for chunk in rows.column(index).chunks],
+            type=kind)
+        rows = rows.set_column(index, field.with_type(kind), column)
+    return rows
 
 
 def _bounds(rows: pa.Table, column: str) -> tuple[object, object]:

@@ -37,6 +37,15 @@ of it already stored are skipped when the group is read again from there (a fail
 insert); after a restart the duplicate lookup drops them (counted as duplicates). Groups
 of mixed signals, and requests decoded in chunks, are inserted whole.
 
+A collector that keeps up finds less than a row group spooled each time it looks, so it
+would commit only partial row groups, through the log, and pay the checkpoint again
+(about three times the CPU of a whole row group, bench/README.md, "Session 7"). So a
+group of fewer items than a row group (read from the spool, or the rows held back) takes
+in what is spooled after it and waits for more, up to _GATHER_SECONDS, committing the
+group inserted before it meanwhile; rows past the last whole row group are held back
+even when nothing else is spooled yet. Rows appear up to that much later at low rates;
+a flush or a stop does not wait.
+
 A request that cannot be decoded (the intake checked it, so this is a decoder bug or a
 spool from an older collector) is moved to the dead-letter file and skipped (see
 ``collector/dead_letters.py``): retrying it would block every request behind it forever.
@@ -75,6 +84,10 @@ _DECODE_AHEAD = 4
 _OVERLAP_MAX_ROWS_FACTOR = 2
 """A group of more than this many times max_commit_items rows (a huge request decoded in
 chunks) is committed before the next is inserted: its identities are not kept."""
+_GATHER_SECONDS = 2.0
+"""When transactions are cut to whole row groups, how long the materializer waits for the
+spool to hold a whole row group of rows before it stores a partial one (see the module
+docstring)."""
 _PRUNE_EVERY = 64
 """Every this many commits, cursor rows older than the commit before are deleted (only
 one of two overlapping commits can be such a multiple, so their deletes never meet)."""
@@ -154,6 +167,9 @@ class _Group:
     skip: int = 0
     """Rows of the first entry a committed transaction already stored (see
     Materializer._resume)."""
+    items: int = 0
+    """Its items (of a group that leads with rows held back: those rows, then the items
+    of the records after them)."""
 
     def cancel(self) -> None:
         """Drop the decoding not yet started (the group will be read again)."""
@@ -255,6 +271,10 @@ class Materializer:
                             "spool_end": spool.end}})
             position = spool.start
         self._position = position
+        self._gathering_since: float | None = None
+        """monotonic() when the materializer began waiting for a whole row group."""
+        self._flushes = 0
+        """Callers waiting in :meth:`flush` (no waiting for whole row groups meanwhile)."""
 
     @property
     def position(self) -> int:
@@ -288,7 +308,11 @@ class Materializer:
         """
         target = self._spool.end
         with self._progress:
-            return self._progress.wait_for(lambda: self._position >= target, timeout)
+            self._flushes += 1
+            try:
+                return self._progress.wait_for(lambda: self._position >= target, timeout)
+            finally:
+                self._flushes -= 1
 
     def close(self, drain_seconds: float | None) -> None:
         """Store what is spooled (for up to ``drain_seconds``; None: all), then stop."""
@@ -340,8 +364,15 @@ class Materializer:
                 return
             state.group = self._next_group(start)
         group = state.group
+        if group.items < self._align:  # wait for a whole row group (module docstring)
+            if self._spool.end > group.end:
+                self._extend(group)
+            if group.items < self._align and self._gathering():
+                self._wait_for_rows(state)
+                return
         # decode the next group while this one is inserted
         following = self._next_group(group.end) if self._spool.end > group.end else None
+        self._gathering_since = None
         cursor = cursors[1] if pending is not None and pending.cursor is cursors[0] \
             else cursors[0]
         committing = committer.submit(pending.cursor.commit) if pending is not None else None
@@ -350,7 +381,7 @@ class Materializer:
         error: Exception | None = None
         try:
             opened, carry = self._open(cursor, group, pending, overlap=self._overlap,
-                                       hold_back=following is not None)
+                                       hold_back=following is not None or self._may_gather())
         except Exception as exc:  # handled once the commit beside it has ended
             error = exc
         state.open = state.group = None
@@ -383,7 +414,46 @@ class Materializer:
             following.start = carry.start
             following.entries[:0] = carry.entries
             following.futures[:0] = carry.futures
-        state.group = following
+            following.items += carry.items
+        state.group = following if following is not None else carry
+
+    def _may_gather(self) -> bool:
+        """Whether transactions wait for whole row groups now (not in a flush or a stop)."""
+        return bool(self._align) and not self._flushes and not self._stop.is_set()
+
+    def _gathering(self) -> bool:
+        """Whether to keep waiting for a whole row group (for up to _GATHER_SECONDS)."""
+        if not self._may_gather():
+            self._gathering_since = None
+            return False
+        now = time.monotonic()
+        if self._gathering_since is None:
+            self._gathering_since = now
+        if now - self._gathering_since >= _GATHER_SECONDS:
+            self._gathering_since = None
+            return False
+        return True
+
+    def _extend(self, group: _Group) -> None:
+        """Add the records spooled after the group to it."""
+        more = self._next_group(group.end)
+        if more.skip:  # rows of its first request are stored (after a failure): not here
+            more.cancel()
+            return
+        self._decode_ahead(group, len(group.entries))  # keep futures in step with entries
+        group.entries += more.entries
+        group.futures += more.futures
+        group.end = more.end
+        group.items += more.items
+
+    def _wait_for_rows(self, state: _State) -> None:
+        """Wait a moment for more spooled requests, the inserted group committed first
+        (nothing is inserted beside it meanwhile)."""
+        if state.open is not None:
+            opened, state.open = state.open, None
+            self._commit_now(opened)
+        else:
+            self._spool.wait_beyond(self._spool.end, 0.1)
 
     def _insert_failed(self, error: Exception) -> bool:
         """Deal with a group that could not be inserted; True to retry at once."""
@@ -431,8 +501,9 @@ class Materializer:
     def _next_group(self, position: int) -> _Group:
         entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
         skip = self._resume[1] if self._resume and self._resume[0] == position else 0
-        group = _Group(position, entries[-1].end,
-                       [e for e in entries if e not in self.dead_letters], [], skip)
+        kept = [e for e in entries if e not in self.dead_letters]
+        group = _Group(position, entries[-1].end, kept, [], skip,
+                       items=sum(e.items for e in kept) - skip)
         self._decode_ahead(group, _DECODE_AHEAD)
         return group
 
@@ -591,4 +662,5 @@ class Materializer:
             future: Future[DecodedBatch] = Future()
             future.set_result(replace(part.batch, rows=part.rows))
             futures.append(future)
-        return position, resume, _Group(position, group.end, group.entries[first:], futures)
+        return position, resume, _Group(position, group.end, group.entries[first:], futures,
+                                        items=rows_of(held))

@@ -16,7 +16,7 @@ from collector.metrics import Metrics
 from collector.spool import Spool
 from collector.writer import SpoolWriter
 from tracemill.config import Settings
-from tracemill.store import Store
+from tracemill.store import Store, load_sql
 
 log = logging.getLogger("tracemill.collector.pipeline")
 
@@ -31,6 +31,8 @@ class Pipeline:
 
     def __init__(self, settings: Settings, store: Store, metrics: Metrics) -> None:
         self.metrics = metrics
+        if not store.is_lake:  # see the statement's comment; a lake writes Parquet
+            store.query(load_sql("collector", "one_thread.sql"))
         self.spool = Spool(spool_folder(store.path))
         self.decoders = DecodePool(settings.decode_workers)
         self.materializer = Materializer(store, self.spool, metrics, self.decoders,

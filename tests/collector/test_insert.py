@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from collector.decode import decode_traces
-from collector.insert import first_of_each, insert_rows, insert_statement
+from collector.insert import as_json, first_of_each, insert_rows, insert_statement
 from tests.support.otlp import genai_span, trace_request
 from tracemill.store import open_store
 
@@ -66,4 +66,30 @@ def test_duplicates_at_the_edges_of_the_batch_tid_range_are_dropped(tmp_path: Pa
     assert store.query("SELECT name FROM otlp_spans ORDER BY tid_hi") == [
         ("new 5",), ("stored 10",), ("stored 20",), ("new 25",), ("stored 30",), ("new 40",),
         (f"stored {top}",)]
+    store.close()
+
+
+def test_json_columns_go_in_as_json_and_read_back_the_same(tmp_path: Path) -> None:
+    # the rows reach DuckDB typed as JSON (not parsed again on the way in): what is stored
+    # is the decoder's text, and JSON functions read it
+    batch = _rows("typed", ids=(b"\x05" * 16, b"\x06" * 8))
+    statement = insert_statement("traces")
+    typed = as_json(batch, statement.json_columns)
+    for name in statement.json_columns:
+        assert typed.schema.field(name).type.extension_name == "arrow.json", name
+        assert typed[name].combine_chunks().storage.to_pylist() == batch[name].to_pylist()
+    assert typed.schema.field("name").type == batch.schema.field("name").type
+    assert as_json(typed, statement.json_columns).equals(typed)  # typed once only
+    store = open_store(tmp_path / "json.duckdb")
+    cursor = store.cursor()
+    try:
+        cursor.begin()
+        assert insert_rows(cursor, statement, [batch], 1) == 1
+        cursor.commit()
+    finally:
+        cursor.close()
+    stored = store.query(
+        "SELECT attributes::VARCHAR, typeof(attributes), "
+        "json_extract_string(attributes, '$.\"gen_ai.operation.name\"') FROM otlp_spans")
+    assert stored == [(batch["attributes"][0].as_py(), "JSON", "chat")]
     store.close()

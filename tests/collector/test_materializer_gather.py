@@ -1,0 +1,82 @@
+"""A materializer that keeps up still commits whole row groups.
+
+Requests arrive one at a time, fewer rows than a row group each; the materializer waits
+(a moment, bounded) until a whole row group is spooled, holds back the rows past it, and
+lets them lead the rows spooled next. Only the last commit, once nothing more comes, may
+hold a partial row group. A flush does not wait. Real spool, decoder and DuckDB file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from collector.materializer import DecodePool, Materializer
+from collector.metrics import Metrics
+from collector.pipeline import spool_folder
+from collector.spool import Spool, SpooledRequest
+from tests.support.otlp import genai_span, trace_request
+from tracemill.store import open_store
+
+_SPANS = 37
+_ROW_GROUP = 128
+_MAX_ITEMS = 300
+
+
+def _request(first: int) -> SpooledRequest:
+    spans = [genai_span(f"span {n}", trace_id=(n + 1).to_bytes(16, "big"),
+                        span_id=(n + 1).to_bytes(8, "big"))
+             for n in range(first, first + _SPANS)]
+    return SpooledRequest("traces", trace_request(spans).SerializeToString(), _SPANS,
+                          time.time_ns())
+
+
+def test_requests_arriving_one_by_one_are_stored_in_whole_row_groups(tmp_path: Path) -> None:
+    db = tmp_path / "gather.duckdb"
+    store = open_store(db)
+    spool = Spool(spool_folder(db))
+    decoders = DecodePool(0)
+    materializer = Materializer(store, spool, Metrics(), decoders, max_commit_items=_MAX_ITEMS,
+                                row_group_rows=_ROW_GROUP)
+    requests = 20
+    try:
+        materializer.start()
+        for n in range(requests):
+            spool.append([_request(n * _SPANS)])  # as the spool writer would, one by one
+            time.sleep(0.02)
+        deadline = time.monotonic() + 60  # no flush: the last rows wait, then go in
+        while materializer.position < spool.end and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert materializer.position == spool.end, materializer.failing
+        materializer.close(10)
+    finally:
+        decoders.shutdown()
+        spool.close()
+    stored = [int(row[0]) for row in store.query(
+        "SELECT stored_items FROM collector_commits ORDER BY committed_unix_nano")]
+    assert sum(stored) == requests * _SPANS
+    assert all(items % _ROW_GROUP == 0 for items in stored[:-1]), stored
+    assert store.query("SELECT count(*), count(DISTINCT span_id) FROM otlp_spans") == [
+        (requests * _SPANS, requests * _SPANS)]
+    store.close()
+
+
+def test_a_flush_does_not_wait_for_a_whole_row_group(tmp_path: Path) -> None:
+    db = tmp_path / "flush.duckdb"
+    store = open_store(db)
+    spool = Spool(spool_folder(db))
+    decoders = DecodePool(0)
+    materializer = Materializer(store, spool, Metrics(), decoders, max_commit_items=_MAX_ITEMS,
+                                row_group_rows=_ROW_GROUP)
+    try:
+        materializer.start()
+        spool.append([_request(0)])
+        started = time.monotonic()
+        assert materializer.flush(30), materializer.failing
+        assert time.monotonic() - started < 1.5  # well under the 2 s it may wait otherwise
+        materializer.close(10)
+    finally:
+        decoders.shutdown()
+        spool.close()
+    assert store.query("SELECT count(*) FROM otlp_spans") == [(_SPANS,)]
+    store.close()
