@@ -2143,6 +2143,8 @@ static struct PyModuleDef module = {
     NULL, NULL, NULL, NULL,
 };
 
+#define FASTDECODE_INTERFACE 2
+
 PyMODINIT_FUNC PyInit__fastdecode(void) {
     init_specs();
     if (PyType_Ready(&DecoderType) < 0) return NULL;
@@ -2151,6 +2153,12 @@ PyMODINIT_FUNC PyInit__fastdecode(void) {
     Py_INCREF(&DecoderType);
     if (PyModule_AddObject(m, "TraceDecoder", (PyObject *)&DecoderType) < 0) {
         Py_DECREF(&DecoderType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    /* what collector/native.py expects (INTERFACE there): a build of an older source is
+       not used (a stale .so after an update without `pip install -e .`) */
+    if (PyModule_AddIntConstant(m, "INTERFACE", FASTDECODE_INTERFACE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

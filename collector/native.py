@@ -23,16 +23,30 @@ from dataclasses import dataclass
 import orjson
 import pyarrow as pa
 
+INTERFACE = 2
+"""The extension's ``INTERFACE`` this module speaks (``FASTDECODE_INTERFACE`` in the C
+source; raised whenever what a call hands over changes)."""
+
 try:
     from collector import _fastdecode
 except ImportError:  # not built: the pure-Python decoder is used (and serve says so)
     _fastdecode = None  # type: ignore[assignment]
+    _WHY = "is not built"
+else:
+    if getattr(_fastdecode, "INTERFACE", 1) != INTERFACE:
+        # built from an older source (an update without reinstalling): calling it would
+        # fail on every request, so it is left unused
+        _WHY = (f"was built from another version of the source (interface "
+                f"{getattr(_fastdecode, 'INTERFACE', 1)}, this code needs {INTERFACE})")
+        _fastdecode = None  # type: ignore[assignment]
+    else:
+        _WHY = ""
 
 AVAILABLE = _fastdecode is not None
-"""Whether the compiled decoder was built and imports."""
+"""Whether the compiled decoder was built, imports and matches this source."""
 
 MISSING_HINT = (
-    "the compiled trace decoder (collector/_fastdecode.c) is not built, so spans are decoded "
+    f"the compiled trace decoder (collector/_fastdecode.c) {_WHY}, so spans are decoded "
     "in pure Python, about four times slower; reinstall with `pip install -e .` on a machine "
     "with a C compiler and the Python headers (python3-dev) to build it"
 )

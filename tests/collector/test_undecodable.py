@@ -20,6 +20,7 @@ import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceResponse
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 
+from collector import native
 from collector.checks import check_request
 from collector.dead_letters import INDEX, RECORDS, DeadLetters
 from collector.decode import decode_traces
@@ -29,7 +30,8 @@ from tests.conftest import RunningCollector, StartCollector
 from tests.support.otlp import genai_span, trace_request
 
 TRACES = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
-_PATHS = pytest.mark.parametrize("compiled", [False, True], ids=["python", "compiled"])
+_PATHS = pytest.mark.parametrize("compiled", [False, pytest.param(True, marks=pytest.mark.skipif(
+    not native.AVAILABLE, reason=native.MISSING_HINT))], ids=["python", "compiled"])
 
 
 def _bad_spans() -> list[Span]:
