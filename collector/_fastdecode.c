@@ -1492,6 +1492,12 @@ static int decoder_init(Decoder *d, PyObject *args, PyObject *kwds) {
         raise_(PyExc_RuntimeError, "the decoder is in use by another thread");
         return -1;
     }
+    if (d->payload) {
+        /* its read positions and promoted keys point into what it was given: a decoder
+           decodes one request (a failed second __init__ would leave them dangling) */
+        raise_(PyExc_RuntimeError, "a TraceDecoder decodes one request: make a new one");
+        return -1;
+    }
     if (!PyTuple_Check(promoted) || PyTuple_GET_SIZE(promoted) != NSLOTS) {
         raise_(PyExc_ValueError, "promoted must be a tuple of 12 tuples of keys");
         return -1;

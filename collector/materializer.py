@@ -178,6 +178,17 @@ class _Group:
                 future.cancel()
 
 
+def _size(group: _Group) -> int:
+    """The payload bytes of a group's records."""
+    return sum(entry.length for entry in group.entries)
+
+
+def _full(group: _Group) -> bool:
+    """Whether a group holds its most bytes (``_MAX_GROUP_BYTES``): it takes in no more
+    records, and a row group is not waited for."""
+    return _size(group) >= _MAX_GROUP_BYTES
+
+
 @dataclass
 class _Open:
     """A group inserted in a transaction not yet committed."""
@@ -364,10 +375,10 @@ class Materializer:
                 return
             state.group = self._next_group(start)
         group = state.group
-        if group.items < self._align:  # wait for a whole row group (module docstring)
-            if self._spool.end > group.end:
+        if group.items < self._align and not _full(group):  # wait for a whole row group
+            if self._spool.end > group.end:                # (module docstring)
                 self._extend(group)
-            if group.items < self._align and self._gathering():
+            if group.items < self._align and not _full(group) and self._gathering():
                 self._wait_for_rows(state)
                 return
         # decode the next group while this one is inserted
@@ -435,14 +446,16 @@ class Materializer:
         return True
 
     def _extend(self, group: _Group) -> None:
-        """Add the records spooled after the group to it."""
-        more = self._next_group(group.end)
+        """Add the records spooled after the group to it, within the group's byte cap."""
+        more = self._next_group(group.end, _MAX_GROUP_BYTES - _size(group))
         if more.skip:  # rows of its first request are stored (after a failure): not here
             more.cancel()
             return
-        self._decode_ahead(group, len(group.entries))  # keep futures in step with entries
+        if len(group.futures) == len(group.entries):  # futures stay in step with entries
+            group.futures += more.futures
+        else:  # its decoding window is not at its end: the new entries join the window
+            more.cancel()  # (_batches) instead of being decoded all at once
         group.entries += more.entries
-        group.futures += more.futures
         group.end = more.end
         group.items += more.items
 
@@ -498,8 +511,9 @@ class Materializer:
         self.failing = text
         self._failures += 1
 
-    def _next_group(self, position: int) -> _Group:
-        entries = self._spool.read(position, self._max_items, _MAX_GROUP_BYTES)
+    def _next_group(self, position: int, max_bytes: int | None = None) -> _Group:
+        entries = self._spool.read(position, self._max_items,
+                                   _MAX_GROUP_BYTES if max_bytes is None else max_bytes)
         skip = self._resume[1] if self._resume and self._resume[0] == position else 0
         kept = [e for e in entries if e not in self.dead_letters]
         group = _Group(position, entries[-1].end, kept, [], skip,

@@ -11,11 +11,13 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from collector.materializer import DecodePool, Materializer
 from collector.metrics import Metrics
 from collector.pipeline import spool_folder
 from collector.spool import Spool, SpooledRequest
-from tests.support.otlp import genai_span, trace_request
+from tests.support.otlp import genai_span, kv, trace_request
 from tracemill.store import open_store
 
 _SPANS = 37
@@ -80,3 +82,44 @@ def test_a_flush_does_not_wait_for_a_whole_row_group(tmp_path: Path) -> None:
         spool.close()
     assert store.query("SELECT count(*) FROM otlp_spans") == [(_SPANS,)]
     store.close()
+
+
+def test_gathering_keeps_the_group_byte_cap_and_does_not_wait_when_full(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A backlog of fat requests (a restart after an outage): a group stops at its byte cap
+    (here 100 kB for 512 MiB) instead of growing to a row group, and a full group is
+    stored at once, not after the wait for a row group."""
+    import collector.materializer as materializer_module
+
+    monkeypatch.setattr(materializer_module, "_MAX_GROUP_BYTES", 100_000)
+    db = tmp_path / "fat.duckdb"
+    store = open_store(db)
+    spool = Spool(spool_folder(db))
+    decoders = DecodePool(0)
+    requests, spans = 40, 2
+    for n in range(requests):  # ~40 kB each: three fill a group
+        fat = [genai_span(f"span {i}", trace_id=(i + 1).to_bytes(16, "big"),
+                          span_id=(i + 1).to_bytes(8, "big"))
+               for i in range(n * spans, (n + 1) * spans)]
+        for span in fat:
+            span.attributes.append(kv("gen_ai.input.messages", "x" * 20_000))
+        spool.append([SpooledRequest("traces", trace_request(fat).SerializeToString(), spans,
+                                     time.time_ns())])
+    materializer = Materializer(store, spool, Metrics(), decoders, max_commit_items=_MAX_ITEMS,
+                                row_group_rows=_ROW_GROUP)
+    started = time.monotonic()
+    try:
+        materializer.start()
+        while materializer.position < spool.end and time.monotonic() - started < 60:
+            time.sleep(0.02)
+        took = time.monotonic() - started
+        assert materializer.position == spool.end, materializer.failing
+        materializer.close(10)
+    finally:
+        decoders.shutdown()
+        spool.close()
+    stored = [int(row[0]) for row in store.query("SELECT stored_items FROM collector_commits")]
+    assert sum(stored) == requests * spans
+    assert max(stored) <= 4 * spans, stored  # the cap, plus at most the request crossing it
+    # 14 full groups, none waiting the 2 s for a row group (before: one group of all 40)
+    assert took < 14 * 2, took
