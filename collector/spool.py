@@ -26,6 +26,7 @@ import logging
 import os
 import struct
 import threading
+import weakref
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,10 +136,37 @@ def scan_backlog(folder: Path, position: int) -> SpoolBacklog:
     return SpoolBacklog(folder, requests, items, size)
 
 
+class SpoolInUse(OSError):
+    """The spool is already open in this process (another process cannot get this far: it
+    holds the store's DuckDB file first)."""
+
+
+_OPEN_SPOOLS: weakref.WeakValueDictionary[Path, Spool] = weakref.WeakValueDictionary()
+"""The spools open in this process, by resolved folder: one writer per spool."""
+_OPEN_SPOOLS_LOCK = threading.Lock()
+
+
 class Spool:
     """An fsync'd append-only request log in segment files under one folder."""
 
     def __init__(self, folder: Path, segment_bytes: int = 64 * 1024 * 1024) -> None:
+        self._key = folder.resolve()
+        with _OPEN_SPOOLS_LOCK:
+            if self._key in _OPEN_SPOOLS:
+                # a store opened twice in this process shares one DuckDB file
+                # (tracemill.store); two materializers on one spool could store a record twice
+                raise SpoolInUse(
+                    f"the spool {folder} is already open in this process (a collector here "
+                    "stores it); use that collector's store, or close it first")
+            _OPEN_SPOOLS[self._key] = self
+        self._fd = -1
+        try:
+            self._open(folder, segment_bytes)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, folder: Path, segment_bytes: int) -> None:
         self.folder = folder
         self._segment_bytes = segment_bytes
         self._lock = threading.Condition()
@@ -327,6 +355,9 @@ class Spool:
                     self._cut()
             os.close(self._fd)
             self._fd = -1
+        with _OPEN_SPOOLS_LOCK:
+            if _OPEN_SPOOLS.get(self._key) is self:
+                del _OPEN_SPOOLS[self._key]
 
     def _valid_length(self, path: Path) -> int:
         data = path.read_bytes()

@@ -5,7 +5,10 @@ files, applied in order and recorded in ``tracemill_migrations``. Only one proce
 open a DuckDB file for writing; :func:`open_store` turns DuckDB's lock error into a
 :class:`~tracemill.errors.StoreLockedError` naming the process that holds the file.
 Inside one process, opening a file that is already open shares its database (DuckDB
-attaches a file once per process): the file closes when the last of its stores closes.
+attaches a file once per process), with the settings of the first open: the file closes
+when the last of its stores closes. A read-only open of a file open for writing is
+read-only by convention only (nothing here writes through a read-only store), and the
+collector's spool stays single-writer (:class:`collector.spool.SpoolInUse`).
 
 A lake file (a text file holding ``ducklake:postgres:<conninfo> data_path=...``) or that
 URL itself opens a DuckLake instead (:mod:`tracemill.lake`): many processes write it at

@@ -49,3 +49,33 @@ def test_a_read_only_open_is_not_upgraded_to_writing(tmp_path: Path) -> None:
     reader.close()
     writer = open_store(path)  # free again once the reader closed
     writer.close()
+
+
+def test_a_second_open_does_not_store_the_spool_beside_its_collector(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A command-style open (open_configured stores the spool's backlog first) in a process
+    whose collector holds the spool: two writers on one spool could store a record twice,
+    so it says what the store lacks instead."""
+    from collector.pipeline import spool_folder
+    from collector.spool import Spool, SpooledRequest, SpoolInUse
+    from tests.support.otlp import genai_span, trace_request
+    from tracemill.config import Settings
+    from tracemill.store import open_configured
+
+    path = tmp_path / "store.duckdb"
+    collector_store = open_store(path, row_group_size=16384)
+    spool = Spool(spool_folder(path))  # the collector's
+    try:
+        spool.append([SpooledRequest("traces", trace_request([genai_span("a")])
+                                     .SerializeToString(), 1, 1)])
+        with pytest.raises(SpoolInUse, match="already open in this process"):
+            Spool(spool_folder(path))
+        reader = open_configured(Settings(db=path), read_only=True)
+        reader.close()
+        said = capsys.readouterr().err
+        assert "storing them failed" in said and "already open in this process" in said, said
+        assert collector_store.query("SELECT count(*) FROM otlp_spans") == [(0,)]
+    finally:
+        spool.close()
+        collector_store.close()
+    Spool(spool_folder(path)).close()  # closed: free again
