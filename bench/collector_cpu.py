@@ -16,7 +16,7 @@ two events), ``--requests`` requests of ``--spans`` spans with distinct ids. Sta
   with ``serve``'s DuckDB settings, ``db_row_group_size`` included: a transaction of whole
   row groups is written straight to the file, what goes through the write-ahead log is
   written once more by the checkpoint; and on one DuckDB thread, as the collector's
-  pipeline sets it: ``collector/sql/one_thread.sql``);
+  pipeline sets it: ``collector/sql/db_threads.sql``, db_threads=1);
 * **whole**: the whole storing path as ``tracemill ingest`` runs it: intake check, spool
   append with fsync, decode (one thread, ``decode_workers=0``), insert, commit. It runs in a
   fresh process per run; the pure-Python one blocks the extension's import there. A
@@ -101,7 +101,7 @@ def _insert(bodies: list[bytes], folder: Path, commit_items: int) -> float:
                        checkpoint_threshold=settings.db_checkpoint_threshold,
                        compression=settings.db_compression,
                        row_group_size=settings.db_row_group_size)
-    store.query(load_sql("collector", "one_thread.sql"))  # as the collector's pipeline
+    store.query(load_sql("collector", "db_threads.sql"), [1])  # as the collector's pipeline
     statement = insert_statement("traces")
     cursor = store.cursor()
     row_group = settings.db_row_group_size

@@ -31,8 +31,8 @@ class Pipeline:
 
     def __init__(self, settings: Settings, store: Store, metrics: Metrics) -> None:
         self.metrics = metrics
-        if not store.is_lake:  # see the statement's comment; a lake writes Parquet
-            store.query(load_sql("collector", "one_thread.sql"))
+        if not store.is_lake and settings.db_threads:  # see the statement's comment;
+            store.query(load_sql("collector", "db_threads.sql"), [settings.db_threads])
         self.spool = Spool(spool_folder(store.path))
         self.decoders = DecodePool(settings.decode_workers)
         self.materializer = Materializer(store, self.spool, metrics, self.decoders,
