@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 
+import duckdb
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +31,7 @@ from collector import native
 from collector.checks import check_request
 from collector.decode import decode_chunks, decode_traces
 from collector.errors import InvalidRequest
+from collector.insert import insert_statement
 from collector.promote import PROMOTED_SOURCES
 
 pytestmark = pytest.mark.skipif(not native.AVAILABLE, reason=native.MISSING_HINT)
@@ -199,6 +201,22 @@ def _same_floats(left: list[object], right: list[object]) -> bool:
                           and math.isnan(b)) for a, b in zip(left, right, strict=True))
 
 
+def _valid_json(rows: pa.Table) -> None:
+    """Every JSON column holds valid JSON: the store takes them typed as JSON, unchecked
+    (collector.insert.as_json), so an encoder bug would be stored silently."""
+    columns = insert_statement("traces").json_columns
+    assert columns
+    connection = duckdb.connect()
+    try:
+        connection.register("decoded", rows.select(list(columns)))
+        checks = ", ".join(f'bool_and(json_valid("{name}") OR "{name}" IS NULL)'
+                           for name in columns)
+        valid = connection.execute(f"SELECT {checks} FROM decoded").fetchone()  # noqa: S608
+        assert valid is not None and all(flag in (True, None) for flag in valid), valid
+    finally:
+        connection.close()
+
+
 def _both_checks(payload: bytes) -> tuple[object, object]:
     results: list[object] = []
     for compiled in (False, True):
@@ -215,6 +233,7 @@ def test_compiled_rows_equal_python_rows(payload: bytes) -> None:
     python = decode_traces(payload, 1_700_000_000_000_000_000, compiled=False)
     compiled = decode_traces(payload, 1_700_000_000_000_000_000, compiled=True)
     _same_rows(python.rows, compiled.rows)
+    _valid_json(compiled.rows)
     assert (python.received, python.rejected, python.problems, python.payload_bytes) == (
         compiled.received, compiled.rejected, compiled.problems, compiled.payload_bytes)
     assert check_request("traces", payload, compiled=True) == check_request(
