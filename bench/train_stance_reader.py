@@ -350,13 +350,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def cv(config: Config, rule: str, threshold: float, plain: float) -> Scores:
         runs = [apply_rule(p, patterns, rule, threshold, plain) for p in held_out[config]]
-        plain, new, plain_traffic, new_traffic = (
+        every, new, every_traffic, new_traffic = (
             float(np.mean([macro(lines, run, mask, traffic) for run in runs]))
             for traffic in (False, True) for mask in (everything, fresh))
         if not has_fresh:
-            return plain, new, plain_traffic, new_traffic, math.nan, math.nan
+            return every, new, every_traffic, new_traffic, math.nan, math.nan
         found = apply_rule(moved[config], fresh_patterns, rule, threshold, plain)
-        return (plain, new, plain_traffic, new_traffic, macro(fresh_lines, found, only),
+        return (every, new, every_traffic, new_traffic, macro(fresh_lines, found, only),
                 macro(fresh_lines, found, only, traffic=True))
 
     print(f"\nmacro F1, {FOLDS} folds x {repeats} shuffle(s): cv all lines / cv fresh lines "
