@@ -37,12 +37,18 @@ from processor._judging import (
 )
 from processor._verdicts import PeriodNames, Verdict
 
-__all__ = ["LEAK", "NAMING_AXES", "find_cores", "name_where"]
+__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "find_cores", "name_where"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
 multiple of the excess its core (the members read right) keeps: 1.0 says at least half
 of the group is read right (*Read-axis cores* in :mod:`processor.situations`)."""
+CORE_SHARE = NAMING_SHARE / (1 + LEAK)
+"""Share of a cell's excess a further core must keep, once a core keeping ``NAMING_SHARE``
+is found, to be taken with it when what the rest fails is more than the cores leaked: a
+group holding ``NAMING_SHARE`` of the excess, read right for at least half of its members
+(``LEAK``), keeps at least this share in its core (*Read-axis cores* in
+:mod:`processor.situations`)."""
 
 def find_cores(profiles: Profiles, judged: Sequence[Judged],
                totals: Sequence[tuple[int, int]], names: PeriodNames,
@@ -112,7 +118,8 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
         usual = int(np.argmax(np.bincount(column, weights=profiles.n,
                                           minlength=len(profiles.values))))
         # (value, period, its members there, graded, failed, excess)
-        candidates = []
+        candidates: list[tuple[int, int, np.ndarray, int, int, float]] = []
+        further: list[tuple[int, int, np.ndarray, int, int, float]] = []
         for period, cell, rate, g_cell, f_cell, excess in periods:
             if excess <= 0:
                 continue
@@ -120,44 +127,68 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
                 child = cell & (column == value)
                 g, f = count(child)
                 if value != usual and f >= MIN_FAILED and \
-                        f - g * rate >= NAMING_SHARE * excess and \
+                        f - g * rate >= CORE_SHARE * excess and \
                         g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
-                    candidates.append((int(value), period, child, g, f, f - g * rate))
+                    entry = (int(value), period, child, g, f, f - g * rate)
+                    kept = f - g * rate >= NAMING_SHARE * excess
+                    (candidates if kept else further).append(entry)
         if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
             continue
-        union = np.zeros(len(profiles.n), dtype=bool)
-        for _, _, child, _, _, _ in candidates:
-            union |= child
-        cells = np.zeros(len(profiles.n), dtype=bool)
-        for _, cell, _, _, _, _ in periods:
-            cells |= cell
-        g_rest, f_rest = count(cells & ~union)
-        g_union, f_union = count(union)
-        if g_rest < NARROWS * (g_rest + g_union):
-            continue  # together they are nearly the whole cell: naming them narrows nothing
-        # together they stand out from the part of the cell none of them holds (in both
-        # periods), and each of them does at ``ALPHA``
-        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
-                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
-                for _, _, _, g, f, _ in candidates):
-            continue
-        # and what the rest fails beyond elsewhere, in the periods they were found in, is
-        # no more than the groups leaked
-        left = 0.0
-        for period, cell, rate, _, _, _ in periods:
-            if period in {at for _, at, _, _, _, _ in candidates}:
-                g_left, f_left = count(cell & ~union)
-                left += f_left - g_left * rate
-        if left > LEAK * sum(e for _, _, _, _, _, e in candidates):
-            continue
-        excesses: dict[int, float] = {}
-        for value, _, _, _, _, e in candidates:
-            excesses[value] = excesses.get(value, 0.0) + e
-        parts = [Found((*item.coordinates, (axis, value)), e)
-                 for value, e in sorted(excesses.items())]
-        if sum(p.excess for p in parts) > sum(p.excess for p in best):
-            best = parts
+        # the fewest groups that explain the cell: further cores, the largest first, only
+        # while the rest fails more than the cores leaked
+        further.sort(key=lambda entry: (-entry[5], entry[0], entry[1]))
+        for taken in range(len(further) + 1):
+            parts = _period_parts(profiles, item, axis, periods,
+                                  [*candidates, *further[:taken]])
+            if parts is not None:
+                if sum(p.excess for p in parts) > sum(p.excess for p in best):
+                    best = parts
+                break
     return best
+
+
+def _period_parts(profiles: Profiles, item: Found, axis: int,
+                  periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                  candidates: Sequence[tuple[int, int, np.ndarray, int, int, float]],
+                  ) -> list[Found] | None:
+    """The situations named by ``candidates`` (value, period, its members there, graded,
+    failed, excess) of ``axis`` in a situation's cell per period (``periods``: period,
+    cell, rate outside, graded, failed, excess) when they hold its failures as groups
+    (:func:`_period_cores`); None when they do not."""
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    union = np.zeros(len(profiles.n), dtype=bool)
+    for _, _, child, _, _, _ in candidates:
+        union |= child
+    cells = np.zeros(len(profiles.n), dtype=bool)
+    for _, cell, _, _, _, _ in periods:
+        cells |= cell
+    g_rest, f_rest = count(cells & ~union)
+    g_union, f_union = count(union)
+    if g_rest < NARROWS * (g_rest + g_union):
+        return None  # together they are nearly the whole cell: naming them narrows nothing
+    # together they stand out from the part of the cell none of them holds (in both
+    # periods), and each of them does at ``ALPHA``
+    if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+            f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+            for _, _, _, g, f, _ in candidates):
+        return None
+    # and what the rest fails beyond elsewhere, in the periods they were found in, is
+    # no more than the groups leaked
+    left = 0.0
+    for period, cell, rate, _, _, _ in periods:
+        if period in {at for _, at, _, _, _, _ in candidates}:
+            g_left, f_left = count(cell & ~union)
+            left += f_left - g_left * rate
+    if left > LEAK * sum(e for _, _, _, _, _, e in candidates):
+        return None
+    excesses: dict[int, float] = {}
+    for value, _, _, _, _, e in candidates:
+        excesses[value] = excesses.get(value, 0.0) + e
+    return [Found((*item.coordinates, (axis, value)), e)
+            for value, e in sorted(excesses.items())]
 
 
 def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarray,
@@ -183,46 +214,72 @@ def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarr
         # rest of a cell, never a group read right
         usual = int(np.argmax(np.bincount(column, weights=profiles.n,
                                           minlength=len(profiles.values))))
-        candidates = []
+        candidates: list[tuple[int, np.ndarray, int, int]] = []
+        further: list[tuple[int, np.ndarray, int, int]] = []
         for value in np.unique(column[cell]):
             if value == usual:
                 continue
             child = cell & (column == value)
             g, f = count(child)
-            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
+            if f >= MIN_FAILED and f - g * rate >= CORE_SHARE * excess and \
                     g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
-                candidates.append((int(value), child, g, f))
+                entry = (int(value), child, g, f)
+                kept = f - g * rate >= NAMING_SHARE * excess
+                (candidates if kept else further).append(entry)
         if not candidates:
             continue
-        union = np.zeros(len(profiles.n), dtype=bool)
-        for _, child, _, _ in candidates:
-            union |= child
-        g_rest, f_rest = count(cell & ~union)
-        if g_rest < NARROWS * g_cell:
-            continue  # together they are nearly the whole cell: naming them narrows nothing
-        # together they stand out from the part of the cell none of them holds, and each
-        # of them does at ``ALPHA``
-        g_union, f_union = count(union)
-        if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
-                f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
-                for _, _, g, f in candidates):
-            continue
-        parts = [Found((*item.coordinates, (axis, value)), f - g * rate)
-                 for value, _, g, f in candidates]
-        # and what the rest fails beyond elsewhere is no more than the groups leaked, or
-        # than they leaked plus one group of the rest on an axis read from the calls
-        core_excess = sum(f - g * rate for _, _, g, f in candidates)
-        if f_rest - g_rest * rate > LEAK * core_excess:
-            other = _rest_group(profiles, item, cell & ~union, rate, excess, read)
-            if other is None:
-                continue
-            coordinate, g_other, f_other = other
-            if f_rest - f_other - (g_rest - g_other) * rate > LEAK * core_excess:
-                continue
-            parts.append(Found((*item.coordinates, coordinate), f_other - g_other * rate))
-        if sum(p.excess for p in parts) > sum(p.excess for p in best):
-            best = parts
+        # the fewest groups that explain the cell: further cores, the largest first, only
+        # while the rest fails more than the cores leaked
+        further.sort(key=lambda entry: (-(entry[3] - entry[2] * rate), entry[0]))
+        for taken in range(len(further) + 1):
+            parts = _pooled_parts(profiles, item, axis, cell, rate, excess,
+                                  [*candidates, *further[:taken]], read)
+            if parts is not None:
+                if sum(p.excess for p in parts) > sum(p.excess for p in best):
+                    best = parts
+                break
     return best
+
+
+def _pooled_parts(profiles: Profiles, item: Found, axis: int, cell: np.ndarray, rate: float,
+                  excess: float, candidates: Sequence[tuple[int, np.ndarray, int, int]],
+                  read: Sequence[int]) -> list[Found] | None:
+    """The situations named by ``candidates`` (value, its members in ``cell``, graded,
+    failed) of ``axis`` in a situation's graded members ``cell`` (failing beyond ``rate``
+    by ``excess``) when they hold its failures as groups, with a group of the rest on an
+    axis read from the calls if needed (:func:`_core_parts`); None when they do not."""
+
+    def count(keep: np.ndarray) -> tuple[int, int]:
+        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+    g_cell, _ = count(cell)
+    union = np.zeros(len(profiles.n), dtype=bool)
+    for _, child, _, _ in candidates:
+        union |= child
+    g_rest, f_rest = count(cell & ~union)
+    if g_rest < NARROWS * g_cell:
+        return None  # together they are nearly the whole cell: naming them narrows nothing
+    # together they stand out from the part of the cell none of them holds, and each
+    # of them does at ``ALPHA``
+    g_union, f_union = count(union)
+    if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
+            f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
+            for _, _, g, f in candidates):
+        return None
+    parts = [Found((*item.coordinates, (axis, value)), f - g * rate)
+             for value, _, g, f in candidates]
+    # and what the rest fails beyond elsewhere is no more than the groups leaked, or
+    # than they leaked plus one group of the rest on an axis read from the calls
+    core_excess = sum(f - g * rate for _, _, g, f in candidates)
+    if f_rest - g_rest * rate > LEAK * core_excess:
+        other = _rest_group(profiles, item, cell & ~union, rate, excess, read)
+        if other is None:
+            return None
+        coordinate, g_other, f_other = other
+        if f_rest - f_other - (g_rest - g_other) * rate > LEAK * core_excess:
+            return None
+        parts.append(Found((*item.coordinates, coordinate), f_other - g_other * rate))
+    return parts
 
 
 def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,

@@ -143,14 +143,24 @@ well enough to name it by its stance), and each core, judged with the others, ge
 situation's status. When that part fails more, one group of it on an axis read from the
 calls (a tool group beside a stance group in one world state) that stands out from the
 rest of the part and keeps ``NAMING_SHARE`` of the excess is taken with the cores, if
-what is left then fails no more than the cores leaked.
+what is left then fails no more than the cores leaked. A core keeps only the members of
+its group read right, so of two groups in one cell the weaker one's core can keep less
+than ``NAMING_SHARE`` (a frustrated group at 24% beside a conflicting one): counted as
+leak, its failures would keep the broad cell. So once one core keeps ``NAMING_SHARE``,
+values keeping ``CORE_SHARE`` (``NAMING_SHARE / (1 + LEAK)``: what a group holding
+``NAMING_SHARE``, read right for half its members, keeps) are *further cores*: when the
+cores do not replace the situation, the further ones are added, the largest excess first,
+one at a time, and the first set meeting all the conditions above replaces it. Only as
+many as it takes: a stance where misread members of the groups land fails too, and is
+left in the rest once the groups explain the cell.
 
 Groups of different statuses in one cell (hurried users failing newly beside conflicting
 users failing in both versions) keep no common status, and pooled over both periods a
 group that fails in one only is diluted by the other. So when the cores above do not
 replace the situation, the cores are looked for in each period apart, by the same
-conditions on that period's cell and rate, the cores the situation's cell holds as
-situations judged before it (its own narrower cells on that axis) included, their
+conditions on that period's cell and rate (further cores included: every period the
+situation fails in needs a core keeping ``NAMING_SHARE``), the cores the situation's cell
+holds as situations judged before it (its own narrower cells on that axis) included, their
 misread members being in its rest. They replace the situation when every period it fails
 in has cores, together (each in the periods it was found in) they stand out from the rest
 of the cell over both periods (``RATIO``, p < ``REFINE_ALPHA``), each does (the ratio,
