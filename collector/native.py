@@ -33,11 +33,12 @@ except ImportError:  # not built: the pure-Python decoder is used (and serve say
     _fastdecode = None  # type: ignore[assignment]
     _WHY = "is not built"
 else:
-    if getattr(_fastdecode, "INTERFACE", 1) != INTERFACE:
+    _BUILT = getattr(_fastdecode, "INTERFACE", 1)  # builds from before the number: 1
+    if _BUILT != INTERFACE:
         # built from an older source (an update without reinstalling): calling it would
         # fail on every request, so it is left unused
-        _WHY = (f"was built from another version of the source (interface "
-                f"{getattr(_fastdecode, 'INTERFACE', 1)}, this code needs {INTERFACE})")
+        _WHY = (f"was built from another version of the source (interface {_BUILT}, "
+                f"this code needs {INTERFACE})")
         _fastdecode = None  # type: ignore[assignment]
     else:
         _WHY = ""

@@ -243,18 +243,18 @@ class Spool:
                 self._cut()
             raise
         path, position = self._path(self._file_start), self._end
-        entries = []
+        appended: dict[int, SpoolEntry] = {}  # by the position each record starts at
         for request in requests:
-            offset = position - self._file_start + _HEADER.size
-            position += _HEADER.size + len(request.payload)
-            entries.append(SpoolEntry(request.signal, path, offset, len(request.payload),
-                                      request.items, request.received_unix_nano, position))
+            start, position = position, position + _HEADER.size + len(request.payload)
+            appended[start] = SpoolEntry(request.signal, path,
+                                         start - self._file_start + _HEADER.size,
+                                         len(request.payload), request.items,
+                                         request.received_unix_nano, position)
         with self._lock:
             self._end += size
             if len(self._recent) > _MAX_RECENT:  # a stalled materializer: read the file
                 self._recent.clear()
-            for entry in entries:
-                self._recent[entry.end - _HEADER.size - entry.length] = entry
+            self._recent.update(appended)
             self._lock.notify_all()
             return self._end
 

@@ -50,6 +50,27 @@ group holding ``NAMING_SHARE`` of the excess, read right for at least half of it
 (``LEAK``), keeps at least this share in its core (*Read-axis cores* in
 :mod:`processor.situations`)."""
 
+
+def _count(profiles: Profiles, keep: np.ndarray) -> tuple[int, int]:
+    """(conversations, failed ones) of the masked profiles."""
+    return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
+
+
+def _usual(profiles: Profiles, column: np.ndarray) -> int:
+    """The value most conversations are read as on an axis: where misread members land,
+    the rest of a cell, never a group read right."""
+    return int(np.argmax(np.bincount(column, weights=profiles.n,
+                                     minlength=len(profiles.values))))
+
+
+def _is_core(g: int, f: int, rate: float, excess: float, g_cell: int, f_cell: int) -> bool:
+    """Whether a value's members (``g`` graded, ``f`` failed) in a cell (``g_cell``,
+    ``f_cell``, failing beyond ``rate`` by ``excess``) may be a core: enough failures, a
+    ``CORE_SHARE`` of the excess, narrower than the cell and failing more than it."""
+    return f >= MIN_FAILED and f - g * rate >= CORE_SHARE * excess and \
+        g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g
+
+
 def find_cores(profiles: Profiles, judged: Sequence[Judged],
                totals: Sequence[tuple[int, int]], names: PeriodNames,
                min_support: int) -> list[Judged]:
@@ -101,22 +122,18 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
     failing in one period only is diluted by the other), when every period of ``fails_in``
     has such a group; or none."""
 
-    def count(keep: np.ndarray) -> tuple[int, int]:
-        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
-
     periods = []
     for period in (LATEST, PREVIOUS):
         graded = profiles.graded & (profiles.period == period)
-        g_out, f_out = count(graded & ~mask)
+        g_out, f_out = _count(profiles, graded & ~mask)
         cell = graded & mask & ~claimed
-        g_cell, f_cell = count(cell)
+        g_cell, f_cell = _count(profiles, cell)
         rate = f_out / g_out if g_out else 0.0
         periods.append((period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
     best: list[Found] = []
     for axis in read:
         column = profiles.codes[:, axis]
-        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
-                                          minlength=len(profiles.values))))
+        usual = _usual(profiles, column)
         # (value, period, its members there, graded, failed, excess)
         candidates: list[tuple[int, int, np.ndarray, int, int, float]] = []
         further: list[tuple[int, int, np.ndarray, int, int, float]] = []
@@ -125,10 +142,8 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
                 continue
             for value in np.unique(column[cell]):
                 child = cell & (column == value)
-                g, f = count(child)
-                if value != usual and f >= MIN_FAILED and \
-                        f - g * rate >= CORE_SHARE * excess and \
-                        g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+                g, f = _count(profiles, child)
+                if value != usual and _is_core(g, f, rate, excess, g_cell, f_cell):
                     entry = (int(value), period, child, g, f, f - g * rate)
                     kept = f - g * rate >= NAMING_SHARE * excess
                     (candidates if kept else further).append(entry)
@@ -156,17 +171,14 @@ def _period_parts(profiles: Profiles, item: Found, axis: int,
     cell, rate outside, graded, failed, excess) when they hold its failures as groups
     (:func:`_period_cores`); None when they do not."""
 
-    def count(keep: np.ndarray) -> tuple[int, int]:
-        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
-
     union = np.zeros(len(profiles.n), dtype=bool)
     for _, _, child, _, _, _ in candidates:
         union |= child
     cells = np.zeros(len(profiles.n), dtype=bool)
     for _, cell, _, _, _, _ in periods:
         cells |= cell
-    g_rest, f_rest = count(cells & ~union)
-    g_union, f_union = count(union)
+    g_rest, f_rest = _count(profiles, cells & ~union)
+    g_union, f_union = _count(profiles, union)
     if g_rest < NARROWS * (g_rest + g_union):
         return None  # together they are nearly the whole cell: naming them narrows nothing
     # together they stand out from the part of the cell none of them holds (in both
@@ -180,7 +192,7 @@ def _period_parts(profiles: Profiles, item: Found, axis: int,
     left = 0.0
     for period, cell, rate, _, _, _ in periods:
         if period in {at for _, at, _, _, _, _ in candidates}:
-            g_left, f_left = count(cell & ~union)
+            g_left, f_left = _count(profiles, cell & ~union)
             left += f_left - g_left * rate
     if left > LEAK * sum(e for _, _, _, _, _, e in candidates):
         return None
@@ -198,31 +210,24 @@ def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarr
     part, measured against ``out`` (the graded conversations outside it in those
     periods), or none."""
 
-    def count(keep: np.ndarray) -> tuple[int, int]:
-        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
-
-    g_out, f_out = count(out)
+    g_out, f_out = _count(profiles, out)
     rate = f_out / g_out if g_out else 0.0
-    g_cell, f_cell = count(cell)
+    g_cell, f_cell = _count(profiles, cell)
     excess = f_cell - g_cell * rate
     if excess <= 0:
         return []
     best: list[Found] = []
     for axis in read:
         column = profiles.codes[:, axis]
-        # the value most conversations are read as is where misread members land: the
-        # rest of a cell, never a group read right
-        usual = int(np.argmax(np.bincount(column, weights=profiles.n,
-                                          minlength=len(profiles.values))))
+        usual = _usual(profiles, column)
         candidates: list[tuple[int, np.ndarray, int, int]] = []
         further: list[tuple[int, np.ndarray, int, int]] = []
         for value in np.unique(column[cell]):
             if value == usual:
                 continue
             child = cell & (column == value)
-            g, f = count(child)
-            if f >= MIN_FAILED and f - g * rate >= CORE_SHARE * excess and \
-                    g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g:
+            g, f = _count(profiles, child)
+            if _is_core(g, f, rate, excess, g_cell, f_cell):
                 entry = (int(value), child, g, f)
                 kept = f - g * rate >= NAMING_SHARE * excess
                 (candidates if kept else further).append(entry)
@@ -249,19 +254,16 @@ def _pooled_parts(profiles: Profiles, item: Found, axis: int, cell: np.ndarray, 
     by ``excess``) when they hold its failures as groups, with a group of the rest on an
     axis read from the calls if needed (:func:`_core_parts`); None when they do not."""
 
-    def count(keep: np.ndarray) -> tuple[int, int]:
-        return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
-
-    g_cell, _ = count(cell)
+    g_cell, _ = _count(profiles, cell)
     union = np.zeros(len(profiles.n), dtype=bool)
     for _, child, _, _ in candidates:
         union |= child
-    g_rest, f_rest = count(cell & ~union)
+    g_rest, f_rest = _count(profiles, cell & ~union)
     if g_rest < NARROWS * g_cell:
         return None  # together they are nearly the whole cell: naming them narrows nothing
     # together they stand out from the part of the cell none of them holds, and each
     # of them does at ``ALPHA``
-    g_union, f_union = count(union)
+    g_union, f_union = _count(profiles, union)
     if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
             f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
             for _, _, g, f in candidates):
@@ -288,8 +290,7 @@ def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
     rest of a cell (its failures kept a ``NAMING_SHARE`` of the cell's excess and it stands
     out from the rest of the rest), with its (graded, failed); None when none does."""
     used = {axis for axis, _ in item.coordinates}
-    g_rest = int(profiles.n[rest].sum())
-    f_rest = int(profiles.n[rest & profiles.failed].sum())
+    g_rest, f_rest = _count(profiles, rest)
     best: tuple[float, tuple[int, int], int, int] | None = None
     for axis in range(len(profiles.axes)):
         if axis in used or axis in read:
@@ -297,8 +298,7 @@ def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
         column = profiles.codes[:, axis]
         for value in np.unique(column[rest]):
             child = rest & (column == value)
-            g = int(profiles.n[child].sum())
-            f = int(profiles.n[child & profiles.failed].sum())
+            g, f = _count(profiles, child)
             if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
                     g > (1 - NARROWS) * g_rest:
                 continue
@@ -346,8 +346,7 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     if len(item.coordinates) >= 3 or used & set(axes):
         return None
     _, cell = _deciding(profiles, mask, verdict, judged)
-    g_cell = int(profiles.n[cell].sum())
-    f_cell = int(profiles.n[cell & profiles.failed].sum())
+    g_cell, f_cell = _count(profiles, cell)
     if f_cell < MIN_FAILED:
         return None
     for axis in axes:
