@@ -30,6 +30,16 @@ throughput (asks per second, wall clock, this machine).
     python bench/stance_confusion.py --split test2
     python bench/stance_confusion.py --split test --model openai:gpt-4o-mini
     python bench/stance_confusion.py --split test --model builtin
+    python bench/stance_confusion.py --split test3 --framed tau2
+
+``--framed tau2`` joins every line to a plain ask, as people write a first message (the
+stance in a sentence or two, the ask in others): one of the tau2 stream's ask templates
+(``tests/support/tau2_phrases.py``), before the line 40% of the time and after it
+otherwise, three times per line with a fixed seed; ``--framed ordinary`` takes the
+split's own ordinary lines as the asks (what the span threshold was chosen on, training
+splits only). It also measures the reader without its span readings
+(:data:`processor.stance_learned.SPAN_PROBABILITY`) in the same run, and
+``--span-probability P`` sets that threshold for the run.
 """
 
 from __future__ import annotations
@@ -47,6 +57,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import processor.stance_learned as stance_learned
 from processor.stance import classify_stance, pattern_stance, stance_evidence
 from processor.stance_embed import BUILTIN, load_builtin_model
 from processor.stance_model import label_asks
@@ -126,6 +137,41 @@ def load(split: str) -> list[Line]:
         with (DATA / f"{name}.jsonl").open(encoding="utf-8") as handle:
             rows += [json.loads(line) for line in handle if line.strip()]
     return [Line(row["id"], row["text"], row["stance"]) for row in rows]
+
+
+FRAMINGS = 3
+"""How many framed copies of each line ``--framed`` makes."""
+
+
+def framed(lines: Sequence[Line], asks_from: str) -> list[Line]:
+    """Each line joined to a plain ask (see the module), :data:`FRAMINGS` times."""
+    import random
+
+    if asks_from == "tau2":
+        from tests.support.tau2_phrases import ASKS
+
+        fill = {"bill": "B1234321", "cid": "C1001", "date": "2024-05-20",
+                "destination": "SFO", "detail": "the seat", "gb": "2", "lid": "L1002",
+                "name": "Mia Li", "origin": "JFK", "phone": "555-123-2002", "rid": "8JX2WO",
+                "summary": "my data is slow", "uid": "mia_li_3668", "value": "2"}
+        asks = [ask.format_map(_Blanks(fill)) for options in ASKS.values() for ask in options]
+    else:
+        asks = [line.text for line in lines if line.stance == "ordinary"]
+    rng = random.Random(0)
+    out = []
+    for line in lines:
+        for number in range(FRAMINGS):
+            ask = rng.choice(asks)
+            text = f"{ask} {line.text}" if rng.random() < 0.4 else f"{line.text} {ask}"
+            out.append(Line(f"{line.id}/{number}", text, line.stance))
+    return out
+
+
+class _Blanks(dict[str, str]):
+    """Placeholders of an ask template: the known ones filled, the rest kept."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
 
 
 def measure(name: str, classify: Callable[[str], str], lines: Sequence[Line]) -> Scores:
@@ -228,6 +274,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Also measure a model classifier (builtin: the offline "
                              "MiniLM + linear head of the embed extra; openai:gpt-4o-mini, "
                              "ollama:MODEL, vllm:MODEL@URL; keys from the environment).")
+    parser.add_argument("--framed", choices=("tau2", "ordinary"),
+                        help="Join each line to a plain ask (tau2: the stream's ask templates; "
+                             "ordinary: the split's own ordinary lines) and also measure the "
+                             "reader without its span readings.")
+    parser.add_argument("--span-probability", type=float, metavar="P",
+                        help="The reader's span threshold for this run (default: "
+                             f"{stance_learned.SPAN_PROBABILITY}).")
     args = parser.parse_args(argv)
     print("$ python bench/stance_confusion.py "
           + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
@@ -235,6 +288,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--show-errors reads the texts: use it on the development splits only "
                      "(--split dev, dev2, dev3, dev4, dev6, test or a + of them)")
     lines = load(args.split)
+    if args.span_probability is not None:
+        stance_learned.SPAN_PROBABILITY = args.span_probability
+    if args.framed:
+        lines = framed(lines, args.framed)
+        reader = stance_learned.load_reader()
+        whole = measure("reader reading the whole ask only (no spans)",
+                        lambda text: reader.read(text, spans=False),
+                        lines)
+        print(render(whole, len(lines)))
+        print()
     current = measure("reader (processor.stance: learned + patterns)", classify_stance, lines)
     patterns = measure("patterns alone (processor.stance.pattern_stance)", pattern_stance,
                        lines)
@@ -267,6 +330,11 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{current.precision['adversarial']:.3f} (keywords {baseline.recall['adversarial']:.3f}"
           f" / {baseline.precision['adversarial']:.3f}); accuracy {current.accuracy:.3f} "
           f"(keywords {baseline.accuracy:.3f})")
+    if args.framed:
+        print(f"summary {args.split} framed ({args.framed} asks): macro F1 "
+              f"{current.macro_f1:.3f}, ordinary recall {current.recall['ordinary']:.3f}; "
+              f"reading the whole ask only: macro F1 {whole.macro_f1:.3f}, ordinary recall "
+              f"{whole.recall['ordinary']:.3f}")
     if args.show_errors:
         print()
         for line in lines:

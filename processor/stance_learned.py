@@ -35,6 +35,15 @@ worse to other authors' text); its rule and thresholds are in the file (printed 
 training script). Where the rule keeps the pattern stance the model is not run, and its
 probabilities are remembered per normalised ask (:meth:`StanceReader.read`).
 
+**Spans.** People often say how they come at the agent in a sentence or two and the ask in
+others ("This is the third time I'm asking. Cancel reservation 8JX2WO."). The blocks are
+scaled to unit length, so the plain ask's words dilute the opening's: on openings joined to
+a plain ask the whole-ask reading loses 8-15 points of recall on every stance. So when the
+whole ask reads ``ordinary``, its first and last few sentences are read on their own
+(:func:`text_spans`), and the one the model gives a stance with the highest probability, at
+least :data:`SPAN_PROBABILITY`, decides (by the same rule, with the patterns' label of the
+whole ask).
+
 Loaded once per process (:func:`load_reader`); about 1-2x the patterns' own time per ask
 (186 µs per ask measured on a loaded 2-core machine, patterns included). A missing or
 damaged data file raises :class:`ReaderFileError` naming the file and the fix.
@@ -386,8 +395,9 @@ class StanceReader:
             return label
         return "ordinary"
 
-    def read(self, text: str) -> str:
-        """The stance of one ask."""
+    def read(self, text: str, spans: bool = True) -> str:
+        """The stance of one ask; ``spans=False`` reads the whole ask only (for the
+        benchmark's comparison, see :data:`SPAN_PROBABILITY`)."""
         if not text.strip():
             return "ordinary"
         if self.scales[2] or self.scales[4]:  # the weights read the patterns' findings
@@ -396,9 +406,25 @@ class StanceReader:
         pattern = pattern_stance(text) if self.rule != "learned" else "ordinary"
         if self.keeps(pattern):
             return pattern  # the model is not needed
-        # the model reads only the normalised text: asks that differ in ids, numbers or
-        # case share one reading
-        normal = normalise(text[:MODEL_CHARS])
+        text = text[:MODEL_CHARS]
+        stance = self.decide(self._model(text), pattern)
+        if stance != "ordinary" or not spans:
+            return stance
+        # a stance said in a few sentences beside a plain ask: the ask's words dilute the
+        # model's features, so the spans without it are read too (see SPAN_PROBABILITY)
+        plain = self.labels.index("ordinary")
+        best, top = None, SPAN_PROBABILITY
+        for span in text_spans(text):
+            found = self._model(span)
+            stanced = float(np.delete(found, plain).max())
+            if stanced >= top:
+                best, top = found, stanced
+        return stance if best is None else self.decide(best, pattern)
+
+    def _model(self, text: str) -> np.ndarray:
+        """The model's probabilities for one ask, remembered by its normalised text (asks
+        that differ in ids, numbers or case share one reading)."""
+        normal = normalise(text)
         found = self.memo.get(normal)
         if found is None:
             _, grams, characters, meaning = _lexical(normal, self.table)
@@ -407,7 +433,7 @@ class StanceReader:
             if len(self.memo) >= _MEMO:
                 self.memo.clear()
             self.memo[normal] = found
-        return self.decide(found, pattern)
+        return found
 
     def keeps(self, pattern: str) -> bool:
         """Whether the rule keeps this pattern stance whatever the model says."""
@@ -463,6 +489,34 @@ def reader_digest() -> str:
     digest = hashlib.sha256(resource_bytes(READER_RESOURCE, _READER_FIX))
     digest.update(resource_bytes(WORDS_RESOURCE, _TABLE_FIX))
     return digest.hexdigest()[:12]
+
+
+SPAN_PROBABILITY = 0.7
+"""When the whole ask reads plain, a *span* of it (the first or last sentences, without
+the rest: :func:`text_spans`) that the model gives a stance at least this probability
+decides instead. People often say how they come at the agent in a sentence or two and the
+ask in others; the model's blocks are scaled to unit length, so a plain ask beside an
+opening dilutes it: on openings joined to a plain ask (``bench/stance_confusion.py
+--framed``) the whole-ask reading loses 8-15 points of recall on every stance. Chosen on the
+training splits framed with their own plain lines (``dev`` to ``dev6``: macro F1 0.716
+without spans, 0.826 / 0.824 / 0.805 at 0.6 / 0.7 / 0.8, plain asks read as a stance 3%,
+9%, 14% more often at 0.8, 0.7, 0.6 on bare lines: 0.7 balances them)."""
+SPAN_WORDS = 3
+"""Words a span needs to be read on its own."""
+SPAN_SENTENCES = 4
+"""Sentences a span holds at most: the first or last few, so a pasted document costs a
+few readings, not one per sentence."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n+\s*")
+
+
+def text_spans(text: str) -> list[str]:
+    """The first and the last one to :data:`SPAN_SENTENCES` sentences of an ask, each
+    without the rest (none for a single sentence), of at least :data:`SPAN_WORDS` words."""
+    sentences = [part for part in _SENTENCE_END.split(text.strip()) if part]
+    cut = range(1, min(len(sentences), SPAN_SENTENCES + 1))
+    found = [" ".join(sentences[:k]) for k in cut]
+    found += [" ".join(sentences[-k:]) for k in cut]
+    return [span for span in found if len(_WORD.findall(span.lower())) >= SPAN_WORDS]
 
 
 MODEL_CHARS = 4000
