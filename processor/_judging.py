@@ -32,7 +32,8 @@ __all__ = ["FLAGGED", "READ_AXES", "SIBLING_SHARE", "Judged", "Narrower", "Propo
 
 SIBLING_SHARE = 0.5
 """Share of a superset's remaining failing members (in the period it fails) a sibling of
-the situation inside it must hold to name the remainder."""
+the situation inside it must hold to name the remainder, on an axis read from free text
+(:data:`READ_AXES`); on an axis taken from the calls, ``COINCIDE``."""
 
 
 Judged = tuple[Found, np.ndarray, Verdict, list[tuple[int, int]]]
@@ -202,7 +203,10 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
         column = profiles.codes[:, axis]
         f = np.bincount(column, weights=np.where(rest, profiles.n, 0),
                         minlength=len(profiles.values))
-        for value in np.flatnonzero(f > SIBLING_SHARE * failing):
+        # a value read from free text holds its group's members read right only; a value
+        # taken from the calls holds all of them, so it must hold nearly all the remainder
+        share = SIBLING_SHARE if profiles.axes[axis] in READ_AXES else COINCIDE
+        for value in np.flatnonzero(f > share * failing):
             coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
             if coordinates not in taken and (best is None or int(f[value]) > best[0]):
                 best = (int(f[value]), coordinates)

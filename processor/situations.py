@@ -80,10 +80,14 @@ inside a broad one is the broad one plus one coordinate with another status (the
 status is the fragment case above), and the broad one keeps a status, its remainder is
 named by a *sibling*: the broad cell plus another value of that axis, holding more than
 ``SIBLING_SHARE`` (half) of the remainder's failing members in the period it fails (the
-latest if it fails now, else the previous). The sibling is reported instead of the broad
-cell when, judged the same way, it has the same status: the axis along which the cell is
-already cut names the other group. (Two groups that fail alike in both periods, or on
-two different axes, are not split by this rule: nothing in one period tells the axis.)
+latest if it fails now, else the previous) on an axis read from free text (a group read
+right for part of its members), more than ``COINCIDE`` on an axis taken from the calls
+(a tool holds all of its group: holding 60% of the remainder, it holds part of a group
+spread over several tools, such as a stance group in ``already_acted_on``). The sibling is
+reported instead of the broad cell when, judged the same way, it has the same status: the
+axis along which the cell is already cut names the other group. (Two groups that fail
+alike in both periods, or on two different axes, are not split by this rule: nothing in
+one period tells the axis.)
 
 **Read axes.** The stance of the first ask is *read* from free text by a classifier that
 is often wrong (``READ_AXES``); the other axes are taken from the calls and their results.

@@ -128,3 +128,31 @@ def test_a_tool_group_filling_most_of_a_world_state_is_named_by_its_tool(
 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "fixed"}
+
+
+def test_a_stance_group_over_several_tools_is_not_named_by_the_tool_holding_most(
+        store: Store) -> None:
+    # already_acted_on holds a tool group on enable_roaming failing in both versions (any
+    # stance) and a group of adversarial users fixed in v2, spread over two other tools
+    # (18 and 15 members in v1). Once the tool group is judged, the cell's remainder is the
+    # stance group, 57% of it on disable_roaming: a tool holds all of its group's members,
+    # so a tool holding 57% of the remainder does not name it. The stance group is one
+    # situation, not its larger part on one tool
+    scenario = Scenario()
+    _background(scenario, 81, "already_acted_on", 20)
+    for version in ("v1", "v2"):
+        _spread(scenario, version, 24, 14, tool="enable_roaming",
+                world_state="already_acted_on")
+    for version, tool, failed, passed in (("v1", "disable_roaming", 12, 6),
+                                          ("v1", "send_payment_request", 9, 6),
+                                          ("v2", "disable_roaming", 0, 14),
+                                          ("v2", "send_payment_request", 0, 17)):
+        for index in range(failed + passed):
+            scenario.rows.append(Row(version, "fail" if index < failed else "pass", {
+                "tool": tool, "world_state": "already_acted_on",
+                "user_stance": "adversarial"}))
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "persistent",
+                       "user_stance=adversarial & world_state=already_acted_on": "fixed"}
