@@ -9,12 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from processor._regex_literals import (
-    implies,
-    required_clauses,
-    required_literals,
-    required_pattern,
-)
+from processor._regex_literals import required_literals
 
 
 @dataclass(frozen=True)
@@ -41,34 +36,17 @@ class Family:
     """Strings one of which every match contains, read from the pattern itself
     (:func:`processor._regex_literals.required_literals`); None: no short list. A cheap
     test that skips the search when none is in the ask (the search would find nothing)."""
-    clauses: tuple[tuple[str, ...], ...] = ()
-    """Further such lists, one string of *each* of which every match contains
-    (:func:`processor._regex_literals.required_clauses`, less :attr:`literals`): tested
-    after it, each one skips more searches that would find nothing."""
-    piece: re.Pattern[str] | None = None
-    """A cheaper pattern every match contains a match of
-    (:func:`processor._regex_literals.required_pattern`), searched last: when it finds
-    nothing, neither would :attr:`pattern`."""
 
 
 def family(stance: str, name: str, weight: float, pattern: str,
             cues: str | None = None, needs: str = "") -> Family:
     cues_ = (_CUES.get(name, "") if cues is None else cues).split()
     compiled = re.compile(pattern, re.VERBOSE)
-    literals = required_literals(compiled)
-    clauses = tuple(_shortest_first(clause) for clause in required_clauses(compiled)
-                    if literals is None or not implies(literals, clause))
     return Family(stance, name, weight, compiled,
                   frozenset(cue for cue in cues_ if cue[0].isalnum()),
                   tuple(cue.lstrip("~").replace("_", " ") for cue in cues_
                         if not cue[0].isalnum()), frozenset(needs.split()),
-                  None if literals is None else _shortest_first(literals), clauses,
-                  required_pattern(compiled))
-
-
-def _shortest_first(strings: tuple[str, ...]) -> tuple[str, ...]:
-    # the test stops at the first string found, and short strings are found more often
-    return tuple(sorted(strings, key=lambda string: (len(string), string)))
+                  required_literals(compiled))
 
 
 def tokens(lowered: str) -> frozenset[str]:

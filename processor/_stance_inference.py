@@ -221,15 +221,14 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _MONTH = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)(?:[a-z]*\.?)"
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH}(?![a-z])")
 _MONTH_DAY = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?\b")
-_DIGIT = re.compile(r"\d")
 
 
 def dates_disagree(lowered: str) -> bool:
     """Two stated facts that contradict each other: the same day of the month given with
     two different months ("my confirmation says 14 APR so I'm flying today, March 14th"),
     a misread the person builds on. ``lowered``: the lower-cased ask."""
-    if _DIGIT.search(lowered) is None or not any(month in lowered for month in _MONTHS):
-        return False  # both patterns need a day and a month
+    if not any(month in lowered for month in _MONTHS):
+        return False
     months: dict[str, set[str]] = {}
     for day, month in _DAY_MONTH.findall(lowered):
         months.setdefault(day.lstrip("0"), set()).add(month)

@@ -98,13 +98,6 @@ def _has_any(strings: tuple[str, ...], text: str) -> bool:
     return False
 
 
-def _has_all(clauses: tuple[tuple[str, ...], ...], text: str) -> bool:
-    for strings in clauses:  # noqa: SIM110 - a loop, as in _has_any
-        if not _has_any(strings, text):
-            return False
-    return True
-
-
 def _score(text: str, found: list[tuple[str, str, float]] | None) -> dict[str, float]:
     if "\u2019" in text or "\u2018" in text:
         text = text.replace("\u2019", "'").replace("\u2018", "'")
@@ -114,20 +107,9 @@ def _score(text: str, found: list[tuple[str, str, float]] | None) -> dict[str, f
     matched: set[str] = set()
     for number in candidates(words, lowered):
         family = FAMILIES[number]
-        if family.name in matched:
-            continue  # a family split into branches counts once
-        literals = family.literals
-        if literals is not None:
-            # inline, not _has_any: this runs for most candidates of every ask
-            for string in literals:
-                if string in lowered:
-                    break
-            else:
-                continue  # cannot match: none of its required strings
-        if family.clauses and not _has_all(family.clauses, lowered):
-            continue  # cannot match: none of the strings of another required list
-        if family.piece is not None and family.piece.search(lowered) is None:
-            continue  # cannot match: a piece every match holds is not there
+        if family.name in matched or (family.literals is not None and not _has_any(
+                family.literals, lowered)):
+            continue  # counted already, or cannot match: none of its required strings
         if family.pattern.search(lowered):
             matched.add(family.name)  # a family split into branches counts once
             scores[family.stance] += family.weight
