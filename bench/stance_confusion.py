@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shlex
 import statistics
 import sys
@@ -145,8 +146,6 @@ FRAMINGS = 3
 
 def framed(lines: Sequence[Line], asks_from: str) -> list[Line]:
     """Each line joined to a plain ask (see the module), :data:`FRAMINGS` times."""
-    import random
-
     if asks_from == "tau2":
         from tests.support.tau2_phrases import ASKS
 

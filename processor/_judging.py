@@ -205,8 +205,9 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
                         minlength=len(profiles.values))
         # a value read from free text holds its group's members read right only; a value
         # taken from the calls holds all of them, so it must hold nearly all the remainder
-        share = SIBLING_SHARE if profiles.axes[axis] in READ_AXES else COINCIDE
-        for value in np.flatnonzero(f > share * failing):
+        holds = f > SIBLING_SHARE * failing if profiles.axes[axis] in READ_AXES else \
+            f >= COINCIDE * failing
+        for value in np.flatnonzero(holds):
             coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
             if coordinates not in taken and (best is None or int(f[value]) > best[0]):
                 best = (int(f[value]), coordinates)

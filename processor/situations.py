@@ -81,7 +81,7 @@ status is the fragment case above), and the broad one keeps a status, its remain
 named by a *sibling*: the broad cell plus another value of that axis, holding more than
 ``SIBLING_SHARE`` (half) of the remainder's failing members in the period it fails (the
 latest if it fails now, else the previous) on an axis read from free text (a group read
-right for part of its members), more than ``COINCIDE`` on an axis taken from the calls
+right for part of its members), at least ``COINCIDE`` on an axis taken from the calls
 (a tool holds all of its group: holding 60% of the remainder, it holds part of a group
 spread over several tools, such as a stance group in ``already_acted_on``). The sibling is
 reported instead of the broad cell when, judged the same way, it has the same status: the

@@ -40,12 +40,15 @@ others ("This is the third time I'm asking. Cancel reservation 8JX2WO."). The bl
 scaled to unit length, so the plain ask's words dilute the opening's: on openings joined to
 a plain ask the whole-ask reading loses 8-15 points of recall on every stance. So when the
 whole ask reads ``ordinary``, its first and last few sentences are read on their own
-(:func:`text_spans`), and the one the model gives a stance with the highest probability, at
-least :data:`SPAN_PROBABILITY`, decides (by the same rule, with the patterns' label of the
-whole ask).
+(:func:`processor._stance_spans.text_spans`), and the model's stance of the one it gives a
+stance with the highest probability, at least :data:`SPAN_PROBABILITY`, decides.
 
 Loaded once per process (:func:`load_reader`); about 1-2x the patterns' own time per ask
-(186 µs per ask measured on a loaded 2-core machine, patterns included). A missing or
+(186 µs per ask measured on a loaded 2-core machine, patterns included, before the spans).
+An ask that reads plain and has several sentences takes up to 8 more model readings, each
+remembered per normalised span: the 1M-span map (``bench/processor_map.py``) took 52.3 s
+with them (spans of 3 words or more, the first version) and 57.9 s without, in one
+session (median of 3 each). A missing or
 damaged data file raises :class:`ReaderFileError` naming the file and the fix.
 """
 
@@ -67,11 +70,12 @@ import numpy as np
 
 from processor._history_cues import without_history
 from processor._stance_rules import STANCES, decide, pattern_stance, stance_evidence
+from processor._stance_spans import text_spans
 from processor.errors import ProcessorError
 
-__all__ = ["BLOCKS", "READER_RESOURCE", "RULES", "WORDS_RESOURCE", "Encoded",
-           "ReaderFileError", "StanceReader", "WordTable", "encode", "load_reader", "load_table",
-           "normalise", "pack_arrays", "parse_reader", "parse_table", "read_arrays",
+__all__ = ["BLOCKS", "READER_RESOURCE", "RULES", "SPAN_PROBABILITY", "WORDS_RESOURCE",
+           "Encoded", "ReaderFileError", "StanceReader", "WordTable", "encode", "load_reader",
+           "load_table", "normalise", "pack_arrays", "parse_reader", "parse_table", "read_arrays",
            "read_stance", "reader_digest", "resource_bytes", "write_arrays"]
 
 WORDS_RESOURCE = ("processor", "data/stance_words.npz")
@@ -397,7 +401,9 @@ class StanceReader:
 
     def read(self, text: str, spans: bool = True) -> str:
         """The stance of one ask; ``spans=False`` reads the whole ask only (for the
-        benchmark's comparison, see :data:`SPAN_PROBABILITY`)."""
+        benchmark's comparison, see :data:`SPAN_PROBABILITY`). Weights that read the
+        patterns' findings (the ``marks`` or ``scores`` block, not the shipped ones) read
+        the whole ask only: the findings are the whole ask's."""
         if not text.strip():
             return "ordinary"
         if self.scales[2] or self.scales[4]:  # the weights read the patterns' findings
@@ -406,20 +412,21 @@ class StanceReader:
         pattern = pattern_stance(text) if self.rule != "learned" else "ordinary"
         if self.keeps(pattern):
             return pattern  # the model is not needed
-        text = text[:MODEL_CHARS]
-        stance = self.decide(self._model(text), pattern)
+        stance = self.decide(self._model(text[:MODEL_CHARS]), pattern)
         if stance != "ordinary" or not spans:
             return stance
         # a stance said in a few sentences beside a plain ask: the ask's words dilute the
         # model's features, so the spans without it are read too (see SPAN_PROBABILITY)
         plain = self.labels.index("ordinary")
         best, top = None, SPAN_PROBABILITY
-        for span in text_spans(text):
-            found = self._model(span)
+        for span in text_spans(text, MODEL_CHARS):
+            found = self._model(span[:MODEL_CHARS])
             stanced = float(np.delete(found, plain).max())
             if stanced >= top:
                 best, top = found, stanced
-        return stance if best is None else self.decide(best, pattern)
+        # the span's own reading decides: a pattern stance the whole ask's reading overruled
+        # does not come back with a span that reads another stance
+        return stance if best is None else self.decide(best, "ordinary")
 
     def _model(self, text: str) -> np.ndarray:
         """The model's probabilities for one ask, remembered by its normalised text (asks
@@ -493,31 +500,17 @@ def reader_digest() -> str:
 
 SPAN_PROBABILITY = 0.7
 """When the whole ask reads plain, a *span* of it (the first or last sentences, without
-the rest: :func:`text_spans`) that the model gives a stance at least this probability
+the rest: :func:`processor._stance_spans.text_spans`) that the model gives a stance at
+least this probability
 decides instead. People often say how they come at the agent in a sentence or two and the
 ask in others; the model's blocks are scaled to unit length, so a plain ask beside an
 opening dilutes it: on openings joined to a plain ask (``bench/stance_confusion.py
 --framed``) the whole-ask reading loses 8-15 points of recall on every stance. Chosen on the
-training splits framed with their own plain lines (``dev`` to ``dev6``: macro F1 0.716
-without spans, 0.826 / 0.824 / 0.805 at 0.6 / 0.7 / 0.8, plain asks read as a stance 3%,
-9%, 14% more often at 0.8, 0.7, 0.6 on bare lines: 0.7 balances them)."""
-SPAN_WORDS = 3
-"""Words a span needs to be read on its own."""
-SPAN_SENTENCES = 4
-"""Sentences a span holds at most: the first or last few, so a pasted document costs a
-few readings, not one per sentence."""
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\s*\n+\s*")
-
-
-def text_spans(text: str) -> list[str]:
-    """The first and the last one to :data:`SPAN_SENTENCES` sentences of an ask, each
-    without the rest (none for a single sentence), of at least :data:`SPAN_WORDS` words."""
-    sentences = [part for part in _SENTENCE_END.split(text.strip()) if part]
-    cut = range(1, min(len(sentences), SPAN_SENTENCES + 1))
-    found = [" ".join(sentences[:k]) for k in cut]
-    found += [" ".join(sentences[-k:]) for k in cut]
-    return [span for span in found if len(_WORD.findall(span.lower())) >= SPAN_WORDS]
-
+training splits framed with their own plain lines (``dev`` to ``dev6``, spans of at least
+``SPAN_WORDS`` words: macro F1 0.729 without spans, 0.836 / 0.829 / 0.814 at 0.7 /
+0.75 / 0.8; plain lines read as plain 0.981 without spans, 0.929 / 0.945 / 0.959) and on
+the generator's ordinary openings (read as plain 0.82 without spans, 0.79 at 0.7): see
+``bench/data/stance/README.md``."""
 
 MODEL_CHARS = 4000
 """How much of an ask the model reads (the patterns read all of it): enough for any

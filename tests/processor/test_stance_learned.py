@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from processor._stance_spans import text_spans
 from processor.errors import ProcessorError
 from processor.stance import STANCES, classify_stance, pattern_stance
 from processor.stance_learned import (
@@ -31,7 +32,6 @@ from processor.stance_learned import (
     parse_reader,
     parse_table,
     resource_bytes,
-    text_spans,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,16 +258,18 @@ PLAIN_ASKS = [
 
 
 def test_text_spans_are_the_first_and_last_sentences() -> None:
-    text = "I want to cancel. No wait, keep it. Actually cancel it now. Reservation 8JX2WO."
-    assert text_spans(text) == [
-        "I want to cancel.", "I want to cancel. No wait, keep it.",
-        "I want to cancel. No wait, keep it. Actually cancel it now.",
-        "Actually cancel it now. Reservation 8JX2WO.",
-        "No wait, keep it. Actually cancel it now. Reservation 8JX2WO."]  # not 2 words
-    assert text_spans("One sentence is no span at all.") == []
-    assert text_spans("Ok. Fine.") == []  # too short to read on their own
+    text = ("I want to cancel the trip. No wait, keep it. Actually cancel it right now. "
+            "Reservation 8JX2WO.")
+    assert text_spans(text, MODEL_CHARS) == [
+        "I want to cancel the trip.", "I want to cancel the trip. No wait, keep it.",
+        "I want to cancel the trip. No wait, keep it. Actually cancel it right now.",
+        "Actually cancel it right now. Reservation 8JX2WO.",
+        "No wait, keep it. Actually cancel it right now. Reservation 8JX2WO."]
+    # ("Reservation 8JX2WO." alone is too short to read on its own)
+    assert text_spans("One sentence is no span at all, however long it is.", MODEL_CHARS) == []
+    assert text_spans("Thanks.\n\nKind regards,\nHana", MODEL_CHARS) == []  # all too short
     # a pasted document: the first and last few sentences, not one reading per sentence
-    assert len(text_spans("This is sentence number one. " * 500)) == 8
+    assert len(text_spans("This is sentence number one. " * 500, MODEL_CHARS)) == 8
 
 
 def test_an_opening_beside_a_plain_ask_keeps_its_stance() -> None:
@@ -291,3 +293,28 @@ def test_an_opening_beside_a_plain_ask_keeps_its_stance() -> None:
     assert classify_stance(lever) == "adversarial"
     for first, second in itertools.pairwise(PLAIN_ASKS[1:]):
         assert classify_stance(f"{first} {second}") == "ordinary"
+
+
+def test_spans_of_long_and_odd_asks() -> None:
+    """The last sentences of a long ask come from its end, not from where the model stops
+    reading it; punctuation is no word; a long run of spaces splits in linear time."""
+    closing = "This is the third time I am asking, fix it now."
+    spans = text_spans("Please look at my order. " + "log line " * 1000 + ". " + closing,
+                       MODEL_CHARS)
+    assert spans == ["Please look at my order.", closing]  # the cut log line is no span
+    assert text_spans("Why??? Hi!! What?!", MODEL_CHARS) == []
+    assert text_spans("x" + " " * 200_000 + "y", MODEL_CHARS) == []
+    reader = load_reader()
+    # a span that reads one stance decides with it, not with the whole ask's pattern
+    checked = 0
+    for _, text in CLEAR:
+        for ask in PLAIN_ASKS:
+            joined = f"{text} {ask}"
+            if reader.read(joined, spans=False) == "ordinary" and \
+                    reader.read(joined) != "ordinary":
+                best = max((reader._model(span) for span in text_spans(joined, MODEL_CHARS)),
+                           key=lambda found: float(np.delete(
+                               found, reader.labels.index("ordinary")).max()))
+                assert reader.read(joined) == reader.labels[int(best.argmax())], joined
+                checked += 1
+    assert checked

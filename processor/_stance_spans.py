@@ -1,0 +1,38 @@
+"""The spans of an ask the stance reader also reads on their own: its first and its last
+sentences (see ``SPAN_PROBABILITY`` in :mod:`processor.stance_learned`)."""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["SPAN_SENTENCES", "SPAN_WORDS", "text_spans"]
+
+SPAN_WORDS = 5
+"""Words a span needs to be read on its own: a sign-off ("Kind regards, Hana") or a bare
+fact ("My phone number is 555-123-2002.") is too little text for the model, which was
+fitted on whole openings, and reads as a stance too often (on the generator's ordinary
+openings, with spans of 3 words or more 39% of them read as a stance, of 5 or more 21%,
+the whole ask alone 18%)."""
+SPAN_SENTENCES = 4
+"""Sentences a span holds at most: the first or last few, so a pasted document costs a
+few readings, not one per sentence."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n")
+"""Where a sentence ends: after ``.``, ``!`` or ``?`` and a space, or at a line break
+(linear: no run of spaces is tried twice)."""
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+
+
+def _sentences(text: str) -> list[str]:
+    return [part.strip() for part in _SENTENCE_END.split(text) if part.strip()]
+
+
+def text_spans(text: str, limit: int) -> list[str]:
+    """The first and the last one to :data:`SPAN_SENTENCES` sentences of an ask, each
+    without the rest (none for a single sentence), of at least :data:`SPAN_WORDS` words;
+    the first ones from its first ``limit`` characters, the last ones from its last
+    ``limit`` (a long pasted log between them is not read, and a sentence cut at either
+    limit is not a span)."""
+    head, tail = _sentences(text[:limit]), _sentences(text[-limit:])
+    found = [" ".join(head[:k]) for k in range(1, min(len(head), SPAN_SENTENCES + 1))]
+    found += [" ".join(tail[-k:]) for k in range(1, min(len(tail), SPAN_SENTENCES + 1))]
+    return [span for span in found if len(_WORD.findall(span)) >= SPAN_WORDS]
