@@ -507,10 +507,10 @@ ask in others; the model's blocks are scaled to unit length, so a plain ask besi
 opening dilutes it: on openings joined to a plain ask (``bench/stance_confusion.py
 --framed``) the whole-ask reading loses 8-15 points of recall on every stance. Chosen on the
 training splits framed with their own plain lines (``dev`` to ``dev6``, spans of at least
-``SPAN_WORDS`` words: macro F1 0.729 without spans, 0.836 / 0.829 / 0.814 at 0.7 /
-0.75 / 0.8; plain lines read as plain 0.981 without spans, 0.929 / 0.945 / 0.959) and on
-the generator's ordinary openings (read as plain 0.82 without spans, 0.79 at 0.7): see
-``bench/data/stance/README.md``."""
+``SPAN_WORDS`` words: macro F1 0.729 without spans, 0.847 / 0.839 / 0.823 at 0.7 /
+0.75 / 0.8; plain lines read as plain 0.981 without spans, 0.935 / 0.952 / 0.964) and on
+the generator's ordinary openings (read as plain 0.82 without spans, 0.79 / 0.80 / 0.80):
+see ``bench/data/stance/README.md``."""
 
 MODEL_CHARS = 4000
 """How much of an ask the model reads (the patterns read all of it): enough for any
