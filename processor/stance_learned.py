@@ -499,18 +499,17 @@ def reader_digest() -> str:
 
 
 SPAN_PROBABILITY = 0.7
-"""When the whole ask reads plain, a *span* of it (the first or last sentences, without
-the rest: :func:`processor._stance_spans.text_spans`) that the model gives a stance at
-least this probability
-decides instead. People often say how they come at the agent in a sentence or two and the
-ask in others; the model's blocks are scaled to unit length, so a plain ask beside an
-opening dilutes it: on openings joined to a plain ask (``bench/stance_confusion.py
+"""When the whole ask reads plain, a *span* of it (the first or last sentences, without the
+rest: :func:`processor._stance_spans.text_spans`) that the model gives a stance at least
+this probability decides instead. People often say how they come at the agent in a sentence
+or two and the ask in others; the model's blocks are scaled to unit length, so a plain ask
+beside an opening dilutes it: on openings joined to a plain ask (``bench/stance_confusion.py
 --framed``) the whole-ask reading loses 8-15 points of recall on every stance. Chosen on the
 training splits framed with their own plain lines (``dev`` to ``dev6``, spans of at least
-``SPAN_WORDS`` words: macro F1 0.729 without spans, 0.847 / 0.839 / 0.823 at 0.7 /
-0.75 / 0.8; plain lines read as plain 0.981 without spans, 0.935 / 0.952 / 0.964) and on
-the generator's ordinary openings (read as plain 0.82 without spans, 0.79 / 0.80 / 0.80):
-see ``bench/data/stance/README.md``."""
+``SPAN_WORDS`` words: macro F1 0.729 without spans, 0.847 / 0.839 / 0.823 at 0.7 / 0.75 /
+0.8; plain lines read as plain 0.981 without spans, 0.935 / 0.952 / 0.964) and on the
+generator's ordinary openings (read as plain 0.82 without spans, 0.79 / 0.80 / 0.80): see
+``bench/data/stance/README.md``."""
 
 MODEL_CHARS = 4000
 """How much of an ask the model reads (the patterns read all of it): enough for any
