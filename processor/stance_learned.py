@@ -420,7 +420,7 @@ class StanceReader:
         plain = self.labels.index("ordinary")
         best, top = None, SPAN_PROBABILITY
         for span in text_spans(text, MODEL_CHARS):
-            found = self._model(span[:MODEL_CHARS])
+            found = self._model(span)  # within MODEL_CHARS: see text_spans
             stanced = float(np.delete(found, plain).max())
             if stanced >= top:
                 best, top = found, stanced
