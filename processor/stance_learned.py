@@ -29,11 +29,12 @@ to the model), ``adversarial_first`` keeps an adversarial one (the patterns' mos
 and the one that matters most), and otherwise (``learned``: always) the model's best stance
 is taken when its probability reaches ``min_probability``, else ``ordinary``.
 
-The shipped file (trained 2026-12-02, session 8): words, characters and meaning only (the
-marks and scores blocks weigh 0: stacked on the patterns' findings the model transferred
-worse to other authors' text); its rule and thresholds are in the file (printed by the
-training script). Where the rule keeps the pattern stance the model is not run, and its
-probabilities are remembered per normalised ask (:meth:`StanceReader.read`).
+The shipped file (trained 2026-12-02, session 10, on ``dev`` to ``dev7``): words,
+characters and meaning only (the marks and scores blocks weigh 0: stacked on the patterns'
+findings the model transferred worse to other authors' text); its rule and thresholds are
+in the file (printed by the training script). Where the rule keeps the pattern stance the
+model is not run, and its probabilities are remembered per normalised ask
+(:meth:`StanceReader.read`).
 
 **Spans.** People often say how they come at the agent in a sentence or two and the ask in
 others ("This is the third time I'm asking. Cancel reservation 8JX2WO."). The blocks are
