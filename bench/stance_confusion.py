@@ -151,10 +151,11 @@ def framed(lines: Sequence[Line], asks_from: str) -> list[Line]:
         from tests.support.tau2_phrases import ASKS
 
         fill = {"bill": "B1234321", "cid": "C1001", "date": "2024-05-20",
-                "destination": "SFO", "detail": "the seat", "gb": "2", "lid": "L1002",
-                "name": "Mia Li", "origin": "JFK", "phone": "555-123-2002", "rid": "8JX2WO",
-                "summary": "my data is slow", "uid": "mia_li_3668", "value": "2"}
-        asks = [ask.format_map(_Blanks(fill)) for options in ASKS.values() for ask in options]
+                "destination": "SFO", "detail": "the seat", "gb": "2", "last4": "2002",
+                "lid": "L1002", "name": "Mia Li", "origin": "JFK", "phone": "555-123-2002",
+                "rid": "8JX2WO", "summary": "my data is slow", "uid": "mia_li_3668",
+                "value": "2"}
+        asks = [ask.format_map(fill) for options in ASKS.values() for ask in options]
     else:
         asks = [line.text for line in lines if line.stance == "ordinary"]
     rng = random.Random(0)
@@ -165,13 +166,6 @@ def framed(lines: Sequence[Line], asks_from: str) -> list[Line]:
             text = f"{ask} {line.text}" if rng.random() < 0.4 else f"{line.text} {ask}"
             out.append(Line(f"{line.id}/{number}", text, line.stance))
     return out
-
-
-class _Blanks(dict[str, str]):
-    """Placeholders of an ask template: the known ones filled, the rest kept."""
-
-    def __missing__(self, key: str) -> str:
-        return "{" + key + "}"
 
 
 def measure(name: str, classify: Callable[[str], str], lines: Sequence[Line]) -> Scores:
