@@ -33,7 +33,9 @@ __all__ = ["FLAGGED", "READ_AXES", "SIBLING_SHARE", "Judged", "Narrower", "Propo
 SIBLING_SHARE = 0.5
 """Share of a superset's remaining failing members (in the period it fails) a sibling of
 the situation inside it must hold to name the remainder, on an axis read from free text
-(:data:`READ_AXES`); on an axis taken from the calls, ``COINCIDE``."""
+(:data:`READ_AXES`); on an axis taken from the calls, ``COINCIDE``. Also the share of a
+changed situation's failing members a tool must hold to name it by the other period
+(*Where it fails*)."""
 
 
 Judged = tuple[Found, np.ndarray, Verdict, list[tuple[int, int]]]
@@ -180,6 +182,13 @@ def _diluted(profiles: Profiles, mask: np.ndarray, other: np.ndarray, verdict: V
     return above(f, g, other_f, other_g) < ALPHA
 
 
+def _usual(profiles: Profiles, column: np.ndarray) -> int:
+    """The value most conversations are read as on an axis: where misread members land,
+    the rest of a cell, never a group read right."""
+    return int(np.argmax(np.bincount(column, weights=profiles.n,
+                                     minlength=len(profiles.values))))
+
+
 def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
              inside: Sequence[tuple[Found, np.ndarray]], other_status: set[int]) -> Found | None:
     """The group a superset's remainder holds, named by a sibling of a situation inside
@@ -205,8 +214,12 @@ def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict
                         minlength=len(profiles.values))
         # a value read from free text holds its group's members read right only; a value
         # taken from the calls holds all of them, so it must hold nearly all the remainder
-        holds = f > SIBLING_SHARE * failing if profiles.axes[axis] in READ_AXES else \
-            f >= COINCIDE * failing
+        read = profiles.axes[axis] in READ_AXES
+        holds = f > SIBLING_SHARE * failing if read else f >= COINCIDE * failing
+        if read:
+            # where misread members land (``ordinary``) holds no group read right: it
+            # holds the most of any remainder, whatever fails there
+            holds[_usual(profiles, column)] = False
         for value in np.flatnonzero(holds):
             coordinates = tuple(sorted((*item.coordinates, (axis, int(value)))))
             if coordinates not in taken and (best is None or int(f[value]) > best[0]):

@@ -29,10 +29,12 @@ from processor._discovery import (
 )
 from processor._judging import (
     FLAGGED,
+    SIBLING_SHARE,
     Judged,
     Proposal,
     _claimed,
     _deciding,
+    _usual,
     replace_until_stable,
 )
 from processor._verdicts import PeriodNames, Verdict
@@ -54,13 +56,6 @@ group holding ``NAMING_SHARE`` of the excess, read right for at least half of it
 def _count(profiles: Profiles, keep: np.ndarray) -> tuple[int, int]:
     """(conversations, failed ones) of the masked profiles."""
     return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
-
-
-def _usual(profiles: Profiles, column: np.ndarray) -> int:
-    """The value most conversations are read as on an axis: where misread members land,
-    the rest of a cell, never a group read right."""
-    return int(np.argmax(np.bincount(column, weights=profiles.n,
-                                     minlength=len(profiles.values))))
 
 
 def _is_core(g: int, f: int, rate: float, excess: float, g_cell: int, f_cell: int) -> bool:
@@ -340,7 +335,8 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
     situation's failing members in the periods deciding its status, when the rest of the
     situation fails significantly less (Fisher p < ``ALPHA``, Holm over the values that
-    could hold that share); None otherwise."""
+    could hold that share); else, for a status that is a change, the one holding most of
+    them where the change is its own (:func:`_where_changed`); None otherwise."""
     axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
     used = {axis for axis, _ in item.coordinates}
     if len(item.coordinates) >= 3 or used & set(axes):
@@ -368,4 +364,33 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
                 break  # Holm: this and every larger p stand
             if holds:
                 return axis, value
+        changed = _where_changed(profiles, mask, verdict, judged, cell, column)
+        if changed is not None:
+            return axis, changed
     return None
+
+
+def _where_changed(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
+                   judged: Sequence[Judged], cell: np.ndarray,
+                   column: np.ndarray) -> int | None:
+    """The value of a naming axis holding more than ``SIBLING_SHARE`` of the failing
+    members ``cell`` of a situation whose status is a change (new against the previous
+    period, fixed), in the period deciding it, when in the other period the rest of the
+    situation fails significantly more than that value's members (Fisher p < ``ALPHA``):
+    the change is that value's; None otherwise (*Where it fails*)."""
+    if verdict.status not in ("new", "fixed") or verdict.compared != "versions":
+        return None
+    failing = cell & profiles.failed
+    f_cell = int(profiles.n[failing].sum())
+    held = np.bincount(column[failing], weights=profiles.n[failing],
+                       minlength=len(profiles.values))
+    value = int(np.argmax(held))
+    if not held[value] > SIBLING_SHARE * f_cell:
+        return None
+    # the other period: members of the situation there, without those judged inside it
+    other = LATEST if verdict.status == "fixed" else PREVIOUS
+    there = profiles.graded & (profiles.period == other) & mask & \
+        ~_claimed(profiles, mask, judged)
+    g, f = _count(profiles, there & (column == value))
+    g_rest, f_rest = _count(profiles, there & (column != value))
+    return value if above(f_rest, g_rest, f, g) < ALPHA else None

@@ -81,9 +81,12 @@ status is the fragment case above), and the broad one keeps a status, its remain
 named by a *sibling*: the broad cell plus another value of that axis, holding more than
 ``SIBLING_SHARE`` (half) of the remainder's failing members in the period it fails (the
 latest if it fails now, else the previous) on an axis read from free text (a group read
-right for part of its members), at least ``COINCIDE`` on an axis taken from the calls
-(a tool holds all of its group: holding 60% of the remainder, it holds part of a group
-spread over several tools, such as a stance group in ``already_acted_on``). The sibling is
+right for part of its members), never the axis' most common value over all conversations
+(``ordinary``: where misread members land, holding most of any remainder whatever fails
+in it, such as a tool group of ordinary users), at least ``COINCIDE`` on an axis taken
+from the calls (a tool holds all of its group: holding 60% of the remainder, it holds
+part of a group spread over several tools, such as a stance group in
+``already_acted_on``). The sibling is
 reported instead of the broad cell when, judged the same way, it has the same status: the
 axis along which the cell is already cut names the other group. (Two groups that fail
 alike in both periods, or on two different axes, are not split by this rule: nothing in
@@ -185,7 +188,18 @@ members could have been, so their tests (Fisher, that tool's members against the
 the situation) are corrected by Holm's step-down method at ``ALPHA``: with several such
 tools, one collecting most failures by chance does not name the situation. (Fisher's test
 is conditional on the counts of the situation and of each tool: a tool with fewer members
-than that can never be named and is no test.)
+than that can never be named and is no test.) A status that is a change between the
+periods (new against the previous period, fixed) is also told by the other period: when
+that names nothing, the tool holding more than ``SIBLING_SHARE`` of the failing
+members in the period deciding the status names the situation when, in the other period,
+the rest of the situation fails significantly more than that tool's members (Fisher
+p < ``ALPHA``) and the narrower situation keeps the status. The rest then failed before
+too (new) or fails still (fixed): its failures are another group, or members of one
+misread into the situation (a persistent stance group's members read ``ordinary`` beside
+a fixed tool group, in the remainder *Siblings* leaves), not the change the status
+reports, which is the tool's. The tool is picked in one period and tested in the other,
+so picking it does not bias the test; one tool at most holds that share, so it is one
+test.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes: :mod:`processor._judging`; read-axis cores and where it fails:

@@ -156,3 +156,29 @@ def test_a_stance_group_over_several_tools_is_not_named_by_the_tool_holding_most
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "persistent",
                        "user_stance=adversarial & world_state=already_acted_on": "fixed"}
+
+
+def test_a_fixed_tool_group_beside_a_persistent_stance_group_is_named_by_its_tool(
+        store: Store) -> None:
+    # already_acted_on holds a group of frustrated users failing in both versions on four
+    # other tools, read right for 60% of them (the others read ordinary or hurried), and a
+    # group on tool=enable_roaming fixed in v2, most of its users ordinary. Once the stance
+    # group is judged, the cell's remainder is fixed and most of its failing members are
+    # read ordinary, where misread members land: that value names no group. The tool holds
+    # most of the remainder's failures but not 80% (the misread frustrated members fail
+    # there too); yet in v2 the rest of the remainder still fails where the tool no longer
+    # does: the change is the tool's, and the fixed situation is named by it
+    scenario = Scenario()
+    _background(scenario, 91, "already_acted_on", 20)
+    for version, (failed, passed) in (("v1", (25, 13)), ("v2", (1, 37))):
+        for index in range(failed + passed):
+            scenario.rows.append(Row(version, "fail" if index < failed else "pass", {
+                "tool": "enable_roaming", "world_state": "already_acted_on",
+                "user_stance": "ordinary" if index % 5 else _STANCES[6 + index // 5 % 6]}))
+        _read_60_percent(scenario, version, 25, 13, "frustrated",
+                         world_state="already_acted_on")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "fixed",
+                       "user_stance=frustrated & world_state=already_acted_on": "persistent"}
