@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -112,8 +113,12 @@ def diagnose(conversations: Sequence[Conversation],
 
 
 def _tracemill(db: Path, *args: str) -> str:
+    """Run the command line of the checkout this script is in (first on PYTHONPATH: an
+    installed tracemill, such as another checkout's editable install, is not measured)."""
+    path = os.pathsep.join(filter(None, (str(ROOT), os.environ.get("PYTHONPATH"))))
     done = subprocess.run([sys.executable, "-m", "tracemill", *args, "--db", str(db)],
-                          capture_output=True, text=True, cwd=db.parent)
+                          capture_output=True, text=True, cwd=db.parent,
+                          env={**os.environ, "PYTHONPATH": path})
     if done.returncode != 0:
         raise SystemExit(f"tracemill {' '.join(args)} failed ({done.returncode}):\n"
                          f"{done.stderr[-2000:]}")
