@@ -10,7 +10,9 @@ ordinary`` does: three copies, the plain line first 40% of the time), the way pe
 they come at the agent and what they want in one message. Printed per setting: macro F1, the
 macro F1 with the plain lines weighted as much as all others together (``traffic``: most
 production asks are plain), the recall of ``conflicting`` and the share of plain asks kept
-plain. Report-only splits (test2, test3) are never read.
+plain. Report-only splits (test2, test3) are never read. The reader's other settings
+(features, penalty, rule and thresholds) come from the shipped file, chosen on these same
+lines, so the absolute figures are a little flattering: compare the settings with each other.
 
     python bench/stance_span_cv.py                                  # the shipped settings
     python bench/stance_span_cv.py --span-words 5,8,12 --span-probability 0.7,0.8
@@ -84,8 +86,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"{OUT} reads the patterns' findings: spans are not used by such weights")
     lines = load(splits)
     y = np.array([LABELS.index(line.stance) for line in lines])
-    settings = [(words, probability) for words in map(int, _floats(args.span_words))
-                for probability in _floats(args.span_probability)]
+    settings = list(dict.fromkeys((words, probability)
+                                  for words in map(int, _floats(args.span_words))
+                                  for probability in _floats(args.span_probability)))
     gold: dict[str, list[str]] = {"bare": [], "framed": []}
     said: dict[tuple[int, float], dict[str, list[str]]] = {
         key: {"bare": [], "framed": []} for key in settings}

@@ -376,8 +376,9 @@ def _where_changed(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
     """The value of a naming axis holding more than ``SIBLING_SHARE`` of the failing
     members ``cell`` of a situation whose status is a change (new against the previous
     period, fixed), in the period deciding it, when in the other period the rest of the
-    situation fails significantly more than that value's members (Fisher p < ``ALPHA``):
-    the change is that value's; None otherwise (*Where it fails*)."""
+    situation fails significantly more than that value's members (Fisher p < ``ALPHA``;
+    the rest is not tested against the period outside it): the change is that value's;
+    None otherwise (*Where it fails*)."""
     if verdict.status not in ("new", "fixed") or verdict.compared != "versions":
         return None
     failing = cell & profiles.failed

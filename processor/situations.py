@@ -193,13 +193,16 @@ periods (new against the previous period, fixed) is also told by the other perio
 that names nothing, the tool holding more than ``SIBLING_SHARE`` of the failing
 members in the period deciding the status names the situation when, in the other period,
 the rest of the situation fails significantly more than that tool's members (Fisher
-p < ``ALPHA``) and the narrower situation keeps the status. The rest then failed before
-too (new) or fails still (fixed): its failures are another group, or members of one
-misread into the situation (a persistent stance group's members read ``ordinary`` beside
-a fixed tool group, in the remainder *Siblings* leaves), not the change the status
-reports, which is the tool's. The tool is picked in one period and tested in the other,
-so picking it does not bias the test; one tool at most holds that share, so it is one
-test.
+p < ``ALPHA``) and the narrower situation keeps the status. The tool's members then
+changed and the rest did not change as much: the rest's failures are another group, or
+members of one misread into the situation (a persistent stance group's members read
+``ordinary`` beside a fixed tool group, in the remainder *Siblings* leaves), and the change
+the status reports is the tool's. (The rest is compared with the tool only, not with the
+period outside it: it need not fail significantly there.) The tool is picked in one period
+and tested in the other, so picking it does not bias the test; one tool at most holds that
+share. This is a second route after the Holm-corrected one, at ``ALPHA`` of its own
+(together up to about twice ``ALPHA`` of naming a situation by a tool wrongly), and a tool
+without members in the other period (new in the latest version) is never named by it.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes: :mod:`processor._judging`; read-axis cores and where it fails:
