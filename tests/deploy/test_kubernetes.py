@@ -333,7 +333,7 @@ def test_a_trigger_that_loses_the_service_after_starting_a_run_does_not_start_an
     with serving(["tracemill", *deployment["args"]], env, tmp_path) as server:
         api = f"http://{server.api}/api/v1"
         follower = subprocess.Popen(
-            helper([*trigger["command"], "--budget", "3000", "--poll", "0.2",
+            helper([*trigger["command"], "--budget", "30000", "--poll", "0.2",
                     "--timeout", "1"]),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**clean, **container_env(trigger), "TRACEMILL_API_ADDRESS": server.api})
