@@ -43,10 +43,10 @@ from train_stance_reader import (  # noqa: E402
     OUT,
     TABLE,
     TRAIN,
-    Config,
     fit,
     macro,
     matrix,
+    recorded_settings,
     vocabulary_of,
 )
 
@@ -75,12 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if {"test2", "test3"} & set(splits.split("+")):
         parser.error("test2 and test3 are report-only: never score settings on them")
     table = parse_table(TABLE.read_bytes(), str(TABLE))
-    with np.load(OUT, allow_pickle=False) as recorded:
-        config = Config(str(recorded["config"][0]), float(recorded["meaning"][0]),
-                        float(recorded["lam"][0]))
-        rule = str(recorded["rule"][0])
-        least, plain = float(recorded["min_probability"][0]), \
-            float(recorded["plain_probability"][0])
+    config, rule, least, plain = recorded_settings(OUT)
     scales = config.scales()
     if scales[2] or scales[4]:
         parser.error(f"{OUT} reads the patterns' findings: spans are not used by such weights")

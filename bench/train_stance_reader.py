@@ -452,6 +452,17 @@ def final(config: Config, rule: str, threshold: float, plain: float,
     return data
 
 
+def recorded_settings(path: Path) -> tuple[Config, str, float, float]:
+    """(config, rule, min_probability, plain_probability) recorded in a reader's file."""
+    with np.load(path, allow_pickle=False) as recorded:
+        config = Config(str(recorded["config"][0]), float(recorded["meaning"][0]),
+                        float(recorded["lam"][0]))
+        rule, threshold = str(recorded["rule"][0]), float(recorded["min_probability"][0])
+        plain = float(recorded["plain_probability"][0]) if "plain_probability" in recorded \
+            else NO_PLAIN
+    return config, rule, threshold, plain
+
+
 def refit_only(out: Path, check: bool, splits: Sequence[str], lines: Sequence[Line],
                encoded: Sequence[Encoded], y: np.ndarray) -> int:
     """``--no-search``: refit with the settings recorded in ``out``."""
@@ -459,12 +470,8 @@ def refit_only(out: Path, check: bool, splits: Sequence[str], lines: Sequence[Li
         print(f"{out}: no reader to take the settings from; train without --no-search",
               file=sys.stderr)
         return 2
+    config, rule, threshold, plain = recorded_settings(out)
     with np.load(out, allow_pickle=False) as recorded:
-        config = Config(str(recorded["config"][0]), float(recorded["meaning"][0]),
-                        float(recorded["lam"][0]))
-        rule, threshold = str(recorded["rule"][0]), float(recorded["min_probability"][0])
-        plain = float(recorded["plain_probability"][0]) if "plain_probability" in recorded \
-            else NO_PLAIN
         cv_scores = [float(value) for value in recorded["cv_macro_f1"]]
     print(f"settings from {out}: {config.features}, meaning {config.meaning:g}, lam "
           f"{config.lam:g}, rule {rule}, min_probability {threshold}, plain_probability "
