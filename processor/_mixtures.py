@@ -3,7 +3,7 @@
 The rule (*Mixtures* in :mod:`processor.situations`): a situation whose failing members,
 in the period that decides its status, are (nearly) the disjoint union of two narrower
 cells on two different axes is two situations, when each of the two, judged with the
-others, has its status; one of the two axes is read from the person, the other from the
+others, fails in that period (their statuses may differ); one of the two axes is read from the person, the other from the
 calls (:data:`PERSON_AXES`). Disjoint is a test of *local independence*, as in latent class
 analysis: within one group, which value of one axis a member has says nothing about the
 value of another, so the two cells' failing members overlap about as much as their shares
@@ -71,12 +71,19 @@ def split_mixtures(profiles: Profiles, judged: Sequence[Judged],
             kept += [(part, profiles.mask(part.coordinates)) for part in parts
                      if _key(part) not in present]
             rejudged = judge_all(profiles, kept, totals, names, min_support)
-            statuses = {_key(other): v.status for other, _, v, _ in rejudged}
-            if all(statuses.get(_key(part)) == verdict.status for part in parts):
+            verdicts = {_key(other): v for other, _, v, _ in rejudged}
+            if all(_fails_alike(verdicts.get(_key(part)), verdict) for part in parts):
                 current = rejudged
                 break
         else:
             return current
+
+
+def _fails_alike(part: Verdict | None, whole: Verdict) -> bool:
+    """Whether a part, judged on its own, fails in the period that decided the whole (new or
+    persistent when the whole fails now, fixed when it failed before); the two parts of one
+    mixture may differ in status (a new tool group beside a persistent stance group)."""
+    return part is not None and part.status != "uncertain" and part.fails_now == whole.fails_now
 
 
 def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
@@ -131,6 +138,7 @@ def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
                 continue
             pair = (Found((*item.coordinates, (axis_a, value_a)), float(f_a)),
                     Found((*item.coordinates, (axis_b, value_b)), float(f_b)))
-            if best is None or union > best[0]:
-                best = (union, pair)
+            apart = union - f_ab  # failing members in exactly one of the two cells
+            if best is None or apart > best[0]:
+                best = (apart, pair)
     return None if best is None else best[1]

@@ -127,8 +127,14 @@ they hold ``COINCIDE`` of its failing members, far fewer of those have both coor
 than their shares predict (Fisher p < ``REFINE_ALPHA``), ``a`` and ``b`` go together
 next to the cell (in each cell one coordinate wider, outside it) at least ``1 / RATIO``
 as often as independence predicts (they do not exclude each other everywhere), and both,
-judged with the others as above, get the situation's status. Of several such pairs the
-one holding the most failing members is taken (:mod:`processor._mixtures`).
+judged with the others as above, fail in the period that decided the situation (each new or
+persistent when it failed in the latest, each fixed when it failed in the previous). The two
+groups need not share a status: a tool group new in the latest version and a stance group
+failing in both, inside one world state, make a persistent cell that is one new and one
+persistent situation. Of several such pairs the one with the most failing members in exactly
+one of its two cells is taken, so a broad value that holds one group and part of the other
+(``tool_condition=success`` around a tool group) loses to the tool itself
+(:mod:`processor._mixtures`).
 
 **Read-axis cores.** The other way round: a broad situation (one or two coordinates, none
 of a read axis) whose failures are one or two groups on the stance axis, each read right

@@ -182,3 +182,48 @@ def test_a_fixed_tool_group_beside_a_persistent_stance_group_is_named_by_its_too
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "fixed",
                        "user_stance=frustrated & world_state=already_acted_on": "persistent"}
+
+
+_ALREADY_ACTED_ON = (  # (version, tool, stance read, failed, passed)
+    ("v1", "disable_roaming", "adversarial", 0, 1), ("v1", "disable_roaming", "conflicting", 0, 4),
+    ("v1", "disable_roaming", "frustrated", 1, 0), ("v1", "disable_roaming", "hurried", 0, 3),
+    ("v1", "disable_roaming", "mistaken", 0, 7), ("v1", "disable_roaming", "ordinary", 1, 16),
+    ("v1", "disable_roaming", "unsure", 1, 4), ("v1", "enable_roaming", "conflicting", 1, 1),
+    ("v1", "enable_roaming", "frustrated", 3, 10), ("v1", "enable_roaming", "hurried", 1, 2),
+    ("v1", "enable_roaming", "mistaken", 0, 1), ("v1", "enable_roaming", "ordinary", 1, 2),
+    ("v1", "enable_roaming", "unsure", 1, 1), ("v1", "send_payment_request", "frustrated", 7, 9),
+    ("v1", "send_payment_request", "hurried", 1, 0), ("v1", "send_payment_request", "mistaken", 0, 1),
+    ("v1", "send_payment_request", "ordinary", 1, 0), ("v2", "disable_roaming", "adversarial", 1, 1),
+    ("v2", "disable_roaming", "conflicting", 2, 0), ("v2", "disable_roaming", "frustrated", 1, 1),
+    ("v2", "disable_roaming", "hurried", 6, 2), ("v2", "disable_roaming", "mistaken", 2, 0),
+    ("v2", "disable_roaming", "ordinary", 14, 5), ("v2", "disable_roaming", "unsure", 2, 1),
+    ("v2", "enable_roaming", "adversarial", 0, 1), ("v2", "enable_roaming", "frustrated", 7, 4),
+    ("v2", "enable_roaming", "hurried", 3, 2), ("v2", "enable_roaming", "ordinary", 0, 3),
+    ("v2", "send_payment_request", "conflicting", 0, 1),
+    ("v2", "send_payment_request", "frustrated", 11, 5), ("v2", "send_payment_request", "hurried", 0, 1),
+    ("v2", "send_payment_request", "ordinary", 1, 4), ("v2", "send_payment_request", "unsure", 1, 1))
+"""``world_state=already_acted_on`` of a tau2 stream (seed 253 of
+``bench/processor_precision.py --openings test3``): a group on tool=disable_roaming failing
+since v2 and a group of frustrated users on enable_roaming and send_payment_request failing
+in both versions, most of them read frustrated."""
+
+
+def test_a_new_tool_group_beside_a_persistent_stance_group_is_two_situations(
+        store: Store) -> None:
+    # discovery keeps only the broad cell, persistent as a whole (the stance group fails in
+    # both versions, the tool group in v2); its failing members in v2 are the two groups,
+    # which seldom share a coordinate. Each group is reported with its own status, and the
+    # broad cell is not (it was, before the parts of a mixture could differ in status)
+    scenario = Scenario()
+    tools = ("disable_roaming", "enable_roaming", "send_payment_request", "lookup", "refund")
+    for version, seed in (("v1", 81), ("v2", 82)):
+        scenario.background(version, 1400, 0.11, seed, tool=tools, user_stance=_STANCES)
+    for version, tool, stance, failed, passed in _ALREADY_ACTED_ON:
+        scenario.add(version, failed, passed, tool=tool, user_stance=stance,
+                     world_state="already_acted_on",
+                     tool_condition="error" if tool == "send_payment_request" else "success")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"tool=disable_roaming & world_state=already_acted_on": "new",
+                       "user_stance=frustrated & world_state=already_acted_on": "persistent"}
