@@ -86,10 +86,11 @@ def judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
                                                sibling_judged)
         # a situation inside it with the same status, whose failing members it holds, is
         # a fragment of one group when its own rest fails the same way: it reports the group
-        parts = {i for i, (_, other, other_verdict, _) in enumerate(judged_in_order)
+        parts = {i for i, (inner, other, other_verdict, _) in enumerate(judged_in_order)
                  if other_verdict.status == verdict.status
                  and int(profiles.n[other & mask & failing].sum())
-                 >= COINCIDE * int(profiles.n[other & failing].sum())}
+                 >= COINCIDE * int(profiles.n[other & failing].sum())
+                 and not _apart(profiles, item, mask, inner, other, verdict)}
         if parts:
             remaining = [e for i, e in enumerate(judged_in_order) if i not in parts]
             whole, whole_judged = judge(mask, [m for _, m, _, _ in remaining])
@@ -180,6 +181,23 @@ def _diluted(profiles: Profiles, mask: np.ndarray, other: np.ndarray, verdict: V
     g, f = profiles.counts(mask, period)
     other_g, other_f = profiles.counts(other, period)
     return above(f, g, other_f, other_g) < ALPHA
+
+
+def _apart(profiles: Profiles, item: Found, mask: np.ndarray, inner: Found,
+           inner_mask: np.ndarray, verdict: Verdict) -> bool:
+    """Whether a situation inside ``item``, narrower only by coordinates taken from the
+    calls (none of :data:`READ_AXES`), fails significantly more than the rest of ``item``
+    (Fisher p < ``ALPHA``, in the period deciding ``verdict``): a group of its own beside
+    whatever makes the rest fail, not a fragment (a value read from the calls is not
+    misread, so a fragment of a group on it would fail like its rest)."""
+    read = {i for i, axis in enumerate(profiles.axes) if axis in READ_AXES}
+    extra = set(inner.coordinates) - set(item.coordinates)
+    if not extra or any(axis in read for axis, _ in extra):
+        return False
+    period = LATEST if verdict.fails_now else PREVIOUS
+    g, f = profiles.counts(inner_mask & mask, period)
+    rest_g, rest_f = profiles.counts(mask & ~inner_mask, period)
+    return above(f, g, rest_f, rest_g) < ALPHA
 
 
 def _usual(profiles: Profiles, column: np.ndarray) -> int:

@@ -227,3 +227,45 @@ def test_a_new_tool_group_beside_a_persistent_stance_group_is_two_situations(
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged == {"tool=disable_roaming & world_state=already_acted_on": "new",
                        "user_stance=frustrated & world_state=already_acted_on": "persistent"}
+
+
+_MISSING = (  # (version, on the passengers tool, stance read, failed, passed)
+    ("v1", False, "adversarial", 0, 9), ("v1", False, "conflicting", 0, 11),
+    ("v1", False, "frustrated", 0, 9), ("v1", False, "hurried", 2, 18),
+    ("v1", False, "mistaken", 2, 24), ("v1", False, "ordinary", 7, 66),
+    ("v1", False, "unsure", 1, 9), ("v1", True, "adversarial", 0, 6),
+    ("v1", True, "conflicting", 0, 2), ("v1", True, "frustrated", 0, 5),
+    ("v1", True, "hurried", 0, 3), ("v1", True, "mistaken", 0, 1), ("v1", True, "ordinary", 0, 19),
+    ("v1", True, "unsure", 0, 2), ("v2", False, "adversarial", 2, 5),
+    ("v2", False, "conflicting", 5, 8), ("v2", False, "frustrated", 0, 7),
+    ("v2", False, "hurried", 4, 19), ("v2", False, "mistaken", 12, 14),
+    ("v2", False, "ordinary", 14, 69), ("v2", False, "unsure", 3, 8),
+    ("v2", True, "adversarial", 2, 2), ("v2", True, "frustrated", 3, 1), ("v2", True, "hurried", 5, 0),
+    ("v2", True, "ordinary", 18, 3), ("v2", True, "unsure", 3, 1))
+"""``world_state=missing`` of a tau2 stream (seed 255 of ``bench/processor_precision.py
+--openings test3``): a group on update_reservation_passengers failing since v2 and a group
+of mistaken users on other tools failing since v2, read mistaken for about half of its
+failing members (the others mostly ordinary)."""
+
+
+def test_a_tool_group_failing_far_above_the_rest_of_its_cell_is_not_a_fragment(
+        store: Store) -> None:
+    # the tool group is inside world_state=missing with its status (new), and the rest of
+    # the cell fails too (the stance group, half misread). A fragment of a group that
+    # extends into the rest would fail like that rest; this one fails 82% against 24%, so
+    # it is a group of its own: reported beside the stance group, and the broad cell is not
+    scenario = Scenario()
+    tools = ("update_reservation_passengers", "lookup", "refund", "update")
+    for version, seed in (("v1", 91), ("v2", 92)):
+        scenario.background(version, 1220, 0.13, seed, tool=tools, user_stance=_STANCES)
+    for version, passengers, stance, failed, passed in _MISSING:
+        for index in range(failed + passed):
+            tool = tools[0] if passengers else tools[1 + index % 3]
+            scenario.add(version, int(index < failed), int(index >= failed), tool=tool,
+                         user_stance=stance, world_state="missing")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert "world_state=missing" not in flagged
+    assert flagged["tool=update_reservation_passengers & world_state=missing"] == "new"
+    assert flagged["user_stance=mistaken & world_state=missing"] == "new"
