@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from processor._stance_spans import text_spans
+from processor._stance_spans import SPAN_WORDS, text_spans
 from processor.errors import ProcessorError
 from processor.stance import STANCES, classify_stance, pattern_stance
 from processor.stance_learned import (
@@ -261,15 +261,18 @@ def test_text_spans_are_the_first_and_last_sentences() -> None:
     text = ("I want to cancel the trip. No wait, keep it. Actually cancel it right now. "
             "Reservation 8JX2WO.")
     assert text_spans(text, MODEL_CHARS) == [
-        "I want to cancel the trip.", "I want to cancel the trip. No wait, keep it.",
+        "I want to cancel the trip. No wait, keep it.",
         "I want to cancel the trip. No wait, keep it. Actually cancel it right now.",
-        "Actually cancel it right now. Reservation 8JX2WO.",
         "No wait, keep it. Actually cancel it right now. Reservation 8JX2WO."]
-    # ("Reservation 8JX2WO." alone is too short to read on its own)
+    # (a span needs SPAN_WORDS words: "I want to cancel the trip." (6) and "Actually cancel
+    # it right now. Reservation 8JX2WO." (7) are too short to read on their own)
+    assert SPAN_WORDS == 10
     assert text_spans("One sentence is no span at all, however long it is.", MODEL_CHARS) == []
     assert text_spans("Thanks.\n\nKind regards,\nHana", MODEL_CHARS) == []  # all too short
+    assert text_spans("Hi. My phone number is 555-123-2002.", MODEL_CHARS) == []  # 7 words
     # a pasted document: the first and last few sentences, not one reading per sentence
-    assert len(text_spans("This is sentence number one. " * 500, MODEL_CHARS)) == 8
+    # (of 5 words each: spans of 2 to 4 of them at either end)
+    assert len(text_spans("This is sentence number one. " * 500, MODEL_CHARS)) == 6
 
 
 def test_an_opening_beside_a_plain_ask_keeps_its_stance() -> None:
@@ -299,9 +302,9 @@ def test_spans_of_long_and_odd_asks() -> None:
     """The last sentences of a long ask come from its end, not from where the model stops
     reading it; punctuation is no word; a long run of spaces splits in linear time."""
     closing = "This is the third time I am asking, fix it now."
-    spans = text_spans("Please look at my order. " + "log line " * 1000 + ". " + closing,
-                       MODEL_CHARS)
-    assert spans == ["Please look at my order.", closing]  # the cut log line is no span
+    opening = "Please look at my order 4471 from the shop today."
+    spans = text_spans(opening + " " + "log line " * 1000 + ". " + closing, MODEL_CHARS)
+    assert spans == [opening, closing]  # the cut log line is no span
     assert text_spans("Why??? Hi!! What?!", MODEL_CHARS) == []
     assert text_spans("x" + " " * 200_000 + "y", MODEL_CHARS) == []
     reader = load_reader()
