@@ -1,7 +1,7 @@
 """Benchmark: the user-stance detector against independently written, gold-labelled openings.
 
 Reads ``bench/data/stance/*.jsonl`` (see its README: written without seeing the
-detector; ``dev`` to ``dev7`` and ``test`` are development splits now,
+detector; ``dev`` to ``dev8`` and ``test`` are development splits now,
 ``test2`` and ``test3`` are report-only) and prints, for the default reader
 (:func:`processor.stance.classify_stance`: the learned reader of
 :mod:`processor.stance_learned` with the patterns), for the patterns alone
@@ -124,9 +124,10 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev+dev2", "dev+dev2+test+dev3+dev4",
-          "dev+dev2+test+dev3+dev4+dev6", "dev+dev2+test+dev3+dev4+dev6+dev7", "test", "test2",
-          "test3")
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev8", "dev+dev2",
+          "dev+dev2+test+dev3+dev4", "dev+dev2+test+dev3+dev4+dev6",
+          "dev+dev2+test+dev3+dev4+dev6+dev7", "dev+dev2+test+dev3+dev4+dev6+dev7+dev8", "test",
+          "test2", "test3")
 """What ``--split`` accepts: a file of ``DATA``, or development files together."""
 HELD_OUT = ("test2", "test3")
 """Report-only splits: never tune on them, never list their errors."""
@@ -260,7 +261,7 @@ def render(scores: Scores, lines: int) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=SPLITS, default="dev",
-                        help="Which split (develop on dev to dev7 and test; "
+                        help="Which split (develop on dev to dev8 and test; "
                              "report on test2 and test3).")
     parser.add_argument("--show-errors", action="store_true",
                         help="List the misclassified lines (development splits only).")
@@ -280,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
           + " ".join(shlex.quote(arg) for arg in (argv if argv is not None else sys.argv[1:])))
     if args.show_errors and set(args.split.split("+")) & set(HELD_OUT):
         parser.error("--show-errors reads the texts: use it on the development splits only "
-                     "(--split dev to dev7, test or a + of them)")
+                     "(--split dev to dev8, test or a + of them)")
     lines = load(args.split)
     if args.span_probability is not None:
         stance_learned.SPAN_PROBABILITY = args.span_probability
