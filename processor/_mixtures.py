@@ -1,16 +1,16 @@
 """Splitting a judged situation that is a mixture of two groups on two axes.
 
-The rule (*Mixtures* in :mod:`processor.situations`): a situation whose failing members,
-in the period that decides its status, are (nearly) the disjoint union of two narrower
-cells on two different axes is two situations, when each of the two, judged with the
-others, fails in that period (their statuses may differ); one of the two axes is read from the person, the other from the
-calls (:data:`PERSON_AXES`). Disjoint is a test of *local independence*, as in latent class
-analysis: within one group, which value of one axis a member has says nothing about the
-value of another, so the two cells' failing members overlap about as much as their shares
-predict; far fewer in both (Fisher p < ``REFINE_ALPHA``) says the cell holds two
-populations, unless the two values exclude each other everywhere (outside the cell they
-must go together at least ``1 / RATIO`` as often as independence predicts in every cell
-one coordinate wider than it, outside it).
+The rule (*Mixtures* in :mod:`processor.situations`): a situation whose failing members, in
+the period that decides its status, are (nearly) the disjoint union of two narrower cells
+on two different axes is two situations, when each of the two, judged with the others,
+fails in that period (their statuses may differ); one of the two axes is read from the
+person, the other from the calls (:data:`PERSON_AXES`). Disjoint is a test of *local
+independence*, as in latent class analysis: within one group, which value of one axis a
+member has says nothing about the value of another, so the two cells' failing members
+overlap about as much as their shares predict; far fewer in both (Fisher p <
+``REFINE_ALPHA``) says the cell holds two populations, unless the two values exclude each
+other everywhere (outside the cell they must go together at least ``1 / RATIO`` as often as
+independence predicts in every cell one coordinate wider than it, outside it).
 """
 
 from __future__ import annotations

@@ -192,16 +192,20 @@ _ALREADY_ACTED_ON = (  # (version, tool, stance read, failed, passed)
     ("v1", "enable_roaming", "frustrated", 3, 10), ("v1", "enable_roaming", "hurried", 1, 2),
     ("v1", "enable_roaming", "mistaken", 0, 1), ("v1", "enable_roaming", "ordinary", 1, 2),
     ("v1", "enable_roaming", "unsure", 1, 1), ("v1", "send_payment_request", "frustrated", 7, 9),
-    ("v1", "send_payment_request", "hurried", 1, 0), ("v1", "send_payment_request", "mistaken", 0, 1),
-    ("v1", "send_payment_request", "ordinary", 1, 0), ("v2", "disable_roaming", "adversarial", 1, 1),
-    ("v2", "disable_roaming", "conflicting", 2, 0), ("v2", "disable_roaming", "frustrated", 1, 1),
-    ("v2", "disable_roaming", "hurried", 6, 2), ("v2", "disable_roaming", "mistaken", 2, 0),
-    ("v2", "disable_roaming", "ordinary", 14, 5), ("v2", "disable_roaming", "unsure", 2, 1),
-    ("v2", "enable_roaming", "adversarial", 0, 1), ("v2", "enable_roaming", "frustrated", 7, 4),
-    ("v2", "enable_roaming", "hurried", 3, 2), ("v2", "enable_roaming", "ordinary", 0, 3),
+    ("v1", "send_payment_request", "hurried", 1, 0),
+    ("v1", "send_payment_request", "mistaken", 0, 1),
+    ("v1", "send_payment_request", "ordinary", 1, 0),
+    ("v2", "disable_roaming", "adversarial", 1, 1), ("v2", "disable_roaming", "conflicting", 2, 0),
+    ("v2", "disable_roaming", "frustrated", 1, 1), ("v2", "disable_roaming", "hurried", 6, 2),
+    ("v2", "disable_roaming", "mistaken", 2, 0), ("v2", "disable_roaming", "ordinary", 14, 5),
+    ("v2", "disable_roaming", "unsure", 2, 1), ("v2", "enable_roaming", "adversarial", 0, 1),
+    ("v2", "enable_roaming", "frustrated", 7, 4), ("v2", "enable_roaming", "hurried", 3, 2),
+    ("v2", "enable_roaming", "ordinary", 0, 3),
     ("v2", "send_payment_request", "conflicting", 0, 1),
-    ("v2", "send_payment_request", "frustrated", 11, 5), ("v2", "send_payment_request", "hurried", 0, 1),
-    ("v2", "send_payment_request", "ordinary", 1, 4), ("v2", "send_payment_request", "unsure", 1, 1))
+    ("v2", "send_payment_request", "frustrated", 11, 5),
+    ("v2", "send_payment_request", "hurried", 0, 1),
+    ("v2", "send_payment_request", "ordinary", 1, 4),
+    ("v2", "send_payment_request", "unsure", 1, 1))
 """``world_state=already_acted_on`` of a tau2 stream (seed 253 of
 ``bench/processor_precision.py --openings test3``): a group on tool=disable_roaming failing
 since v2 and a group of frustrated users on enable_roaming and send_payment_request failing
@@ -240,8 +244,8 @@ _MISSING = (  # (version, on the passengers tool, stance read, failed, passed)
     ("v2", False, "conflicting", 5, 8), ("v2", False, "frustrated", 0, 7),
     ("v2", False, "hurried", 4, 19), ("v2", False, "mistaken", 12, 14),
     ("v2", False, "ordinary", 14, 69), ("v2", False, "unsure", 3, 8),
-    ("v2", True, "adversarial", 2, 2), ("v2", True, "frustrated", 3, 1), ("v2", True, "hurried", 5, 0),
-    ("v2", True, "ordinary", 18, 3), ("v2", True, "unsure", 3, 1))
+    ("v2", True, "adversarial", 2, 2), ("v2", True, "frustrated", 3, 1),
+    ("v2", True, "hurried", 5, 0), ("v2", True, "ordinary", 18, 3), ("v2", True, "unsure", 3, 1))
 """``world_state=missing`` of a tau2 stream (seed 255 of ``bench/processor_precision.py
 --openings test3``): a group on update_reservation_passengers failing since v2 and a group
 of mistaken users on other tools failing since v2, read mistaken for about half of its
