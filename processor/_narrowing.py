@@ -22,6 +22,7 @@ from processor._discovery import (
     PREVIOUS,
     RATIO,
     READ_AXES,
+    REFINE_ALPHA,
     Found,
     Profiles,
     _stands_out,
@@ -181,6 +182,25 @@ def _period_parts(profiles: Profiles, item: Found, axis: int,
     if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
             f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
             for _, _, _, g, f, _ in candidates):
+        return None
+    # the axis' other values (neither a core nor the usual one, where misread members land
+    # the most), in the periods the cores were found in, do not fail clearly (p <
+    # ``REFINE_ALPHA`` against the rate outside the situation) nearly as much as the cores
+    # (within ``RATIO``): failing so, the cell is one group spread over every value of the
+    # axis, read as some of them a little more often than as others
+    column = profiles.codes[:, axis]
+    found_in = {period for _, period, _, _, _, _ in candidates}
+    others = np.zeros(len(profiles.n), dtype=bool)
+    outside = np.zeros(len(profiles.n), dtype=bool)
+    for period, cell, _, _, _, _ in periods:
+        if period in found_in:
+            others |= cell & ~union & (column != _usual(profiles, column))
+            outside |= profiles.graded & (profiles.period == period) & \
+                ~profiles.mask(item.coordinates)
+    g_others, f_others = _count(profiles, others)
+    g_out, f_out = _count(profiles, outside)
+    if f_union * g_others < RATIO * f_others * g_union and \
+            above(f_others, g_others, f_out, g_out) < REFINE_ALPHA:
         return None
     # and what the rest fails beyond elsewhere, in the periods they were found in, is
     # no more than the groups leaked

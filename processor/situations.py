@@ -182,7 +182,12 @@ holds as situations judged before it (its own narrower cells on that axis) inclu
 misread members being in its rest. They replace the situation when every period it fails
 in has cores, together (each in the periods it was found in) they stand out from the rest
 of the cell over both periods (``RATIO``, p < ``REFINE_ALPHA``), each does (the ratio,
-p < ``ALPHA``), the rest is at least ``NARROWS`` of the cell, what the rest fails beyond
+p < ``ALPHA``), the axis' other values (neither a core nor the usual one) do not, in the
+periods cores were found in, fail clearly (p < ``REFINE_ALPHA`` against the rate outside
+the situation) within ``RATIO`` of the cores' rate (failing so, the cell is one group spread
+over every stance, read as some a little more often: a rest pooled over both periods holds
+the period a new group did not fail in, and those stances would stand out from it), the
+rest is at least ``NARROWS`` of the cell, what the rest fails beyond
 each period's rate outside the situation, summed over the periods cores were found in,
 is no more than ``LEAK`` times what the cores do, and each core, judged with the others,
 gets a status of its own (new, persistent or fixed): each group is judged on its own

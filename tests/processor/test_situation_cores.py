@@ -273,3 +273,30 @@ def test_a_tool_group_failing_far_above_the_rest_of_its_cell_is_not_a_fragment(
     assert "world_state=missing" not in flagged
     assert flagged["tool=update_reservation_passengers & world_state=missing"] == "new"
     assert flagged["user_stance=mistaken & world_state=missing"] == "new"
+
+
+
+def test_a_new_group_over_every_stance_is_not_split_into_the_stances_it_reads_most(
+        store: Store) -> None:
+    # already_acted_on of the blind retail benchmark (seed 3): one group new in v2 over
+    # every stance (cancelling an order already cancelled), read conflicting or unsure a
+    # little more often among its failing members (77% of them fail against 66% of the
+    # rest of the cell in v2). Against the rest pooled over both versions (37%: v1 passes)
+    # those two stances stand out; but frustrated and hurried fail 78% in v2 too: one group
+    # over every stance, reported as the cell
+    scenario = Scenario()
+    for version, seed in (("v1", 93), ("v2", 94)):
+        scenario.background(version, 1300, 0.12, seed, tool=("lookup", "refund", "update"),
+                            user_stance=_STANCES)
+    for version, stance, failed, passed in (
+            ("v1", "conflicting", 0, 23), ("v1", "frustrated", 1, 11), ("v1", "hurried", 0, 5),
+            ("v1", "ordinary", 1, 30), ("v1", "unsure", 2, 27), ("v2", "conflicting", 24, 7),
+            ("v2", "frustrated", 8, 2), ("v2", "hurried", 6, 2), ("v2", "ordinary", 21, 14),
+            ("v2", "unsure", 12, 4)):
+        scenario.add(version, failed, passed, tool="cancel", user_stance=stance,
+                     world_state="already_acted_on")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert {label: status for label, status in flagged.items()
+            if "already_acted_on" in label} == {"world_state=already_acted_on": "new"}
