@@ -189,14 +189,15 @@ def _period_parts(profiles: Profiles, item: Found, axis: int,
     # (within ``RATIO``): failing so, the cell is one group spread over every value of the
     # axis, read as some of them a little more often than as others
     column = profiles.codes[:, axis]
+    not_usual = column != _usual(profiles, column)
+    away = profiles.graded & ~profiles.mask(item.coordinates)
     found_in = {period for _, period, _, _, _, _ in candidates}
     others = np.zeros(len(profiles.n), dtype=bool)
     outside = np.zeros(len(profiles.n), dtype=bool)
     for period, cell, _, _, _, _ in periods:
         if period in found_in:
-            others |= cell & ~union & (column != _usual(profiles, column))
-            outside |= profiles.graded & (profiles.period == period) & \
-                ~profiles.mask(item.coordinates)
+            others |= cell & ~union & not_usual
+            outside |= away & (profiles.period == period)
     g_others, f_others = _count(profiles, others)
     g_out, f_out = _count(profiles, outside)
     if f_union * g_others < RATIO * f_others * g_union and \
