@@ -40,7 +40,7 @@ from processor._judging import (
 )
 from processor._verdicts import PeriodNames, Verdict
 
-__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "find_cores", "name_where"]
+__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
@@ -322,6 +322,67 @@ def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
                     best is None or f - g * rate > best[0]):
                 best = (f - g * rate, (axis, int(value)), g, f)
     return None if best is None else best[1:]
+
+
+POOLED = frozenset({"persistent", "uncertain"})
+"""Statuses of situations named again on both periods pooled (*Named on both periods* in
+:mod:`processor.situations`): a group failing in both, or not yet told apart."""
+
+
+def name_pooled(profiles: Profiles, judged: Sequence[Judged],
+                totals: Sequence[tuple[int, int]], names: PeriodNames,
+                min_support: int) -> list[Judged]:
+    """The judged situations, a persistent or uncertain one whose failures are one group
+    on an axis read from the calls, as both periods pooled show, replaced by that group
+    (see *Named on both periods* in :mod:`processor.situations`), judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _pooled_named)
+
+
+def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+                  judged: Sequence[Judged]) -> list[Proposal]:
+    """The cell one coordinate of an axis read from the calls narrower that holds the
+    failures of a persistent or uncertain situation, both periods pooled: it keeps
+    ``NAMING_SHARE`` of the excess, stands out from the rest of the situation, and that
+    rest, without the members of the other situations, fails no more than the
+    conversations outside it (Fisher p >= ``ALPHA``); of several, the one standing out
+    most. None when none does."""
+    if verdict.status not in POOLED or len(item.coordinates) >= 3:
+        return []
+    used = {axis for axis, _ in item.coordinates}
+    graded = profiles.graded
+    cell = graded & mask & ~_claimed(profiles, mask, judged)
+    g_out, f_out = _count(profiles, graded & ~mask)
+    g_cell, f_cell = _count(profiles, cell)
+    rate = f_out / g_out if g_out else 0.0
+    excess = f_cell - g_cell * rate
+    if f_cell < MIN_FAILED or excess <= 0:
+        return []
+    elsewhere = np.zeros(len(profiles.n), dtype=bool)
+    for other, other_mask, _, _ in judged:
+        if other.coordinates != item.coordinates:
+            elsewhere |= other_mask
+    best: tuple[float, tuple[int, int], float] | None = None
+    for axis, name in enumerate(profiles.axes):
+        if axis in used or name in READ_AXES:
+            continue
+        column = profiles.codes[:, axis]
+        for value in np.unique(column[cell]):
+            child = cell & (column == value)
+            g, f = _count(profiles, child)
+            if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
+                    g > (1 - NARROWS) * g_cell or \
+                    not _stands_out(f, g, f_cell - f, g_cell - g):
+                continue
+            g_rest, f_rest = _count(profiles, cell & ~child & ~elsewhere)
+            if above(f_rest, g_rest, f_out, g_out) < ALPHA:
+                continue  # the rest fails too: a second group, or the same one wider
+            apart = f - g * f_cell / g_cell
+            if best is None or apart > best[0]:
+                best = (apart, (axis, int(value)), f - g * rate)
+    if best is None:
+        return []
+    part = Found((*item.coordinates, best[1]), best[2])
+    return [Proposal((part,), same_status=verdict.status != "uncertain")]
 
 
 NAMING_AXES = ("tool",)

@@ -141,6 +141,26 @@ one of its two cells is taken, so a broad value that holds one group and part of
 (``tool_condition=success`` around a tool group) loses to the tool itself
 (:mod:`processor._mixtures`).
 
+**Named on both periods.** Discovery names a group in each period alone (rule 3), so a
+group failing in both periods has half the conversations it could have to stand out from
+the rest of its cell: timeouts of one tool failing 40% in both versions (against 11-16%
+elsewhere) did not stand out at ``REFINE_ALPHA`` from the tool's other calls in either, and
+the tool as a whole got no clear status; and a cell holding two tool groups (payments
+already sent, failing in both versions, and a flights group failing in the latest, both
+answering with errors) was kept as ``tool_condition=error``, which took the payment group's
+members before the payment tool was judged. So a persistent or uncertain situation (one
+or two coordinates) is replaced by the cell one coordinate narrower, on an axis read from
+the calls, that, both periods pooled and without the situations judged inside it, keeps
+``NAMING_SHARE`` of its excess and ``MIN_FAILED`` failures, leaves out at least ``NARROWS``
+of it and stands out from the rest of it (``RATIO``, p < ``REFINE_ALPHA``), when that rest,
+without the members of every other situation, fails no more than the conversations
+outside the situation (Fisher p >= ``ALPHA``: else the rest holds a second group, or the
+same group wider), and the narrower cell, judged with the others, keeps a persistent
+situation's status, or gets any status for an uncertain one. Of several, the one standing
+out most from the cell (failed - graded x the cell's rate) is taken. New and fixed
+situations fail in one period only, where discovery already had every conversation to
+name them, so they are not named again.
+
 **Read-axis cores.** The other way round: a broad situation (one or two coordinates, none
 of a read axis) whose failures are one or two groups on the stance axis, each read right
 for only part of its members (55-70% on text the reader was not tuned on), the misread
@@ -281,7 +301,7 @@ from processor._discovery import (
 )
 from processor._judging import READ_AXES, SIBLING_SHARE, widen
 from processor._mixtures import split_mixtures
-from processor._narrowing import find_cores, name_where
+from processor._narrowing import find_cores, name_pooled, name_where
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label
@@ -410,6 +430,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         kept.append((item, mask))
     judged_in_order = split_mixtures(profiles, widen(profiles, kept, totals, names, min_support),
                                      totals, names, min_support)
+    judged_in_order = name_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, find_cores(profiles, judged_in_order, totals, names,
                                                       min_support), totals, names, min_support)
     situations = []

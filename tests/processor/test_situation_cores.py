@@ -8,6 +8,7 @@ usual one. A broad cell holding such groups must still be reported as the groups
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -300,3 +301,62 @@ def test_a_new_group_over_every_stance_is_not_split_into_the_stances_it_reads_mo
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert {label: status for label, status in flagged.items()
             if "already_acted_on" in label} == {"world_state=already_acted_on": "new"}
+
+
+
+_STREAM_273 = Path(__file__).parent / "data" / "tau2-273-test3-cells.csv"
+"""Every conversation of a tau2 stream (seed 273 of ``bench/processor_precision.py
+--openings test3``) as cell counts: (version, the six axes, failed, passed, ungraded)."""
+
+
+def test_a_cell_of_two_tool_groups_is_named_by_the_one_failing_in_both_versions(
+        store: Store) -> None:
+    # payment requests already sent fail in both versions (each answers with an error), and
+    # conflicting users changing flights fail since v2, whether the flights tool answered
+    # with an error (as it often does) or not. In v2 both groups fail inside
+    # tool_condition=error and neither stands out from the other there, so discovery keeps
+    # the error cell, persistent, which took the payment group's members before the payment
+    # tool was judged; its stances were then read as two groups. Both versions pooled, the
+    # payment tool stands out from the rest of the cell, and that rest, without the flights
+    # tool's members (a situation of its own), fails like the rest of the store: the cell is
+    # the payment group, and the flights group is new on its own
+    scenario = Scenario()
+    with _STREAM_273.open(newline="") as rows:
+        for row in csv.DictReader(rows):
+            scenario.add(row["version"], int(row["failed"]), int(row["passed"]),
+                         int(row["ungraded"]), **{axis: row[axis] for axis in _AXES})
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert not [label for label in flagged if "tool_condition=error" in label
+                and "send_payment_request" not in label]
+    assert [status for label, status in flagged.items()
+            if "send_payment_request" in label] == ["persistent"]
+    assert flagged.get("tool=update_reservation_flights & user_stance=conflicting") == "new"
+
+
+_AXES = ("tool", "tool_condition", "world_state", "history", "user_stance", "policy_rule")
+
+
+def test_a_tool_condition_failing_in_both_versions_names_its_tool(store: Store) -> None:
+    # get_data_usage of a tau2 stream (seed 106 of bench/processor_precision.py --openings
+    # test2): its timeouts fail about 40% in both versions against 11-16% elsewhere. In
+    # each version alone the timeouts do not stand out from the tool's other calls at the
+    # significance discovery asks for, so the tool is kept, and as a whole it is no clear
+    # status. Both versions pooled they do: the timeouts are a persistent group
+    scenario = Scenario()
+    for version, seed in (("v1", 97), ("v2", 98)):
+        scenario.background(version, 1300, 0.11 if version == "v1" else 0.16, seed,
+                            tool=("lookup", "refund", "update"), user_stance=_STANCES)
+    for version, condition, failed, passed in (
+            ("v1", "not_found", 3, 11), ("v1", "permission_denied", 0, 3),
+            ("v1", "success", 9, 56), ("v1", "timeout", 14, 24),
+            ("v2", "not_found", 3, 10), ("v2", "permission_denied", 0, 2),
+            ("v2", "success", 11, 58), ("v2", "timeout", 16, 22)):
+        scenario.add(version, failed, passed, tool="get_data_usage", tool_condition=condition,
+                     world_state="missing" if condition == "not_found" else "entity_exists")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged.get("tool=get_data_usage & tool_condition=timeout") == "persistent"
+    assert "tool=get_data_usage" not in flagged
