@@ -415,18 +415,20 @@ def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
 def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
            judged: Sequence[Judged]) -> tuple[int, int] | None:
     """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
-    situation's failing members in the periods deciding its status, when the rest of the
-    situation fails significantly less (Fisher p < ``ALPHA``, Holm over the values that
-    could hold that share); else, for a status that is a change, the one holding most of
-    them where the change is its own (:func:`_where_changed`); None otherwise."""
+    situation's failing members in the periods deciding its status (or more than
+    ``SIBLING_SHARE`` of them, with a rest failing like the conversations outside), when
+    the rest of the situation fails significantly less (Fisher p < ``ALPHA``, Holm over
+    the values that could hold ``COINCIDE``); else, for a status that is a change, the one
+    holding most of them where the change is its own (:func:`_where_changed`); None otherwise."""
     axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
     used = {axis for axis, _ in item.coordinates}
     if len(item.coordinates) >= 3 or used & set(axes):
         return None
-    _, cell = _deciding(profiles, mask, verdict, judged)
+    graded, cell = _deciding(profiles, mask, verdict, judged)
     g_cell, f_cell = _count(profiles, cell)
     if f_cell < MIN_FAILED:
         return None
+    g_out, f_out = _count(profiles, graded & ~mask)
     for axis in axes:
         column = profiles.codes[:, axis]
         # the value holding most failures is picked after looking: every value with the
@@ -439,8 +441,13 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
             if not COINCIDE * f_cell <= g < g_cell:
                 continue
             f = int(profiles.n[child & profiles.failed].sum())
-            tests.append((above(f, g, f_cell - f, g_cell - g), int(value),
-                          f >= COINCIDE * f_cell))
+            # it holds the group: ``COINCIDE`` of the failures, or more than
+            # ``SIBLING_SHARE`` of them with a rest failing like the conversations outside
+            # (what keeps it from ``COINCIDE`` is background, not a second group)
+            holds = f >= COINCIDE * f_cell or (
+                f > SIBLING_SHARE * f_cell
+                and above(f_cell - f, g_cell - g, f_out, g_out) >= ALPHA)
+            tests.append((above(f, g, f_cell - f, g_cell - g), int(value), holds))
         for step, (p, value, holds) in enumerate(sorted(tests)):
             if p >= ALPHA / (len(tests) - step):
                 break  # Holm: this and every larger p stand

@@ -360,3 +360,30 @@ def test_a_tool_condition_failing_in_both_versions_names_its_tool(store: Store) 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged.get("tool=get_data_usage & tool_condition=timeout") == "persistent"
     assert "tool=get_data_usage" not in flagged
+
+
+def test_a_situation_whose_rest_is_background_is_named_by_the_tool_holding_its_failures(
+        store: Store) -> None:
+    # permission_denied of a tau2 stream (seed 280 of bench/processor_precision.py
+    # --openings test2): get_flight_status fails 66% in both versions and refuel_data 47%
+    # in v1 only. Without the first (a situation of its own), the cell is fixed, and
+    # refuel_data holds 18 of its 23 failures in v1: not the 80% that names a group by its
+    # tool, for the other tools' calls there fail at 17%, like calls elsewhere (10%, not
+    # significantly less). That rest is background, so the tool names the group
+    scenario = Scenario()
+    tools = ("lookup", "refund", "update", "get_flight_status", "refuel_data")
+    for version, seed in (("v1", 99), ("v2", 100)):
+        scenario.background(version, 1300, 0.115 if version == "v1" else 0.13, seed,
+                            tool=tools, user_stance=_STANCES)
+    for version, tool, failed, passed in (
+            ("v1", "get_flight_status", 25, 13), ("v2", "get_flight_status", 25, 13),
+            ("v1", "refuel_data", 18, 20), ("v2", "refuel_data", 3, 35),
+            ("v1", "lookup", 2, 8), ("v1", "refund", 2, 8), ("v1", "update", 1, 8),
+            ("v2", "lookup", 1, 11), ("v2", "refund", 1, 11), ("v2", "update", 0, 11)):
+        scenario.add(version, failed, passed, tool=tool, tool_condition="permission_denied")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {
+        "tool=get_flight_status & tool_condition=permission_denied": "persistent",
+        "tool=refuel_data & tool_condition=permission_denied": "fixed"}
