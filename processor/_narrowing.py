@@ -343,9 +343,9 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
     """The cell one coordinate of an axis read from the calls narrower that holds the
     failures of a persistent or uncertain situation, both periods pooled: it keeps
     ``NAMING_SHARE`` of the excess, stands out from the rest of the situation, and that
-    rest, without the members of the other situations, fails no more than the
-    conversations outside it (Fisher p >= ``ALPHA``); of several, the one standing out
-    most. None when none does."""
+    rest, without the members of the other situations (but those around it), fails no
+    more than the conversations outside it (Fisher p >= ``ALPHA``); of several, the one
+    standing out most. None when none does."""
     if verdict.status not in POOLED or len(item.coordinates) >= 3:
         return []
     used = {axis for axis, _ in item.coordinates}
@@ -357,9 +357,11 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
     excess = f_cell - g_cell * rate
     if f_cell < MIN_FAILED or excess <= 0:
         return []
+    # the members of the other situations, but for those holding all of this one's (a
+    # situation around it leaves no rest to look at)
     elsewhere = np.zeros(len(profiles.n), dtype=bool)
     for other, other_mask, _, _ in judged:
-        if other.coordinates != item.coordinates:
+        if other.coordinates != item.coordinates and (mask & ~other_mask).any():
             elsewhere |= other_mask
     best: tuple[float, tuple[int, int], float] | None = None
     for axis, name in enumerate(profiles.axes):
