@@ -8,7 +8,7 @@ their statuses.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
@@ -254,7 +254,7 @@ def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarr
         further.sort(key=lambda entry: (-(entry[3] - entry[2] * rate), entry[0]))
         for taken in range(len(further) + 1):
             parts = _pooled_parts(profiles, item, axis, cell, rate, excess,
-                                  [*candidates, *further[:taken]], read)
+                                  [*candidates, *further[:taken]])
             if parts is not None:
                 if sum(p.excess for p in parts) > sum(p.excess for p in best):
                     best = parts
@@ -264,7 +264,7 @@ def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarr
 
 def _pooled_parts(profiles: Profiles, item: Found, axis: int, cell: np.ndarray, rate: float,
                   excess: float, candidates: Sequence[tuple[int, np.ndarray, int, int]],
-                  read: Sequence[int]) -> list[Found] | None:
+                  ) -> list[Found] | None:
     """The situations named by ``candidates`` (value, its members in ``cell``, graded,
     failed) of ``axis`` in a situation's graded members ``cell`` (failing beyond ``rate``
     by ``excess``) when they hold its failures as groups, with a group of the rest on an
@@ -290,7 +290,7 @@ def _pooled_parts(profiles: Profiles, item: Found, axis: int, cell: np.ndarray, 
     # than they leaked plus one group of the rest on an axis read from the calls
     core_excess = sum(f - g * rate for _, _, g, f in candidates)
     if f_rest - g_rest * rate > LEAK * core_excess:
-        other = _rest_group(profiles, item, cell & ~union, rate, excess, read)
+        other = _rest_group(profiles, item, cell & ~union, rate, excess)
         if other is None:
             return None
         coordinate, g_other, f_other = other
@@ -301,27 +301,35 @@ def _pooled_parts(profiles: Profiles, item: Found, axis: int, cell: np.ndarray, 
 
 
 def _rest_group(profiles: Profiles, item: Found, rest: np.ndarray, rate: float,
-                excess: float, read: Sequence[int]) -> tuple[tuple[int, int], int, int] | None:
+                excess: float) -> tuple[tuple[int, int], int, int] | None:
     """The coordinate on an axis read from the calls that isolates a failing group in the
     rest of a cell (its failures kept a ``NAMING_SHARE`` of the cell's excess and it stands
     out from the rest of the rest), with its (graded, failed); None when none does."""
     used = {axis for axis, _ in item.coordinates}
-    g_rest, f_rest = _count(profiles, rest)
     best: tuple[float, tuple[int, int], int, int] | None = None
-    for axis in range(len(profiles.axes)):
-        if axis in used or axis in read:
+    for coordinate, _, g, f in _call_groups(profiles, rest, used, rate, excess):
+        if best is None or f - g * rate > best[0]:
+            best = (f - g * rate, coordinate, g, f)
+    return None if best is None else best[1:]
+
+
+def _call_groups(profiles: Profiles, cell: np.ndarray, used: set[int], rate: float,
+                 excess: float) -> Iterator[tuple[tuple[int, int], np.ndarray, int, int]]:
+    """(coordinate, its members in ``cell``, graded, failed) of each value of an axis read
+    from the calls (none of ``used``) whose cell inside ``cell`` keeps ``NAMING_SHARE`` of
+    ``excess`` (failures beyond ``rate``) and ``MIN_FAILED`` failures, leaves out at least
+    ``NARROWS`` of it, and stands out from the rest of it."""
+    g_cell, f_cell = _count(profiles, cell)
+    for axis, name in enumerate(profiles.axes):
+        if axis in used or name in READ_AXES:
             continue
         column = profiles.codes[:, axis]
-        for value in np.unique(column[rest]):
-            child = rest & (column == value)
+        for value in np.unique(column[cell]):
+            child = cell & (column == value)
             g, f = _count(profiles, child)
-            if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
-                    g > (1 - NARROWS) * g_rest:
-                continue
-            if _stands_out(f, g, f_rest - f, g_rest - g) and (
-                    best is None or f - g * rate > best[0]):
-                best = (f - g * rate, (axis, int(value)), g, f)
-    return None if best is None else best[1:]
+            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
+                    g <= (1 - NARROWS) * g_cell and _stands_out(f, g, f_cell - f, g_cell - g):
+                yield (axis, int(value)), child, g, f
 
 
 POOLED = frozenset({"persistent", "uncertain"})
@@ -364,23 +372,13 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
         if other.coordinates != item.coordinates and (mask & ~other_mask).any():
             elsewhere |= other_mask
     best: tuple[float, tuple[int, int], float] | None = None
-    for axis, name in enumerate(profiles.axes):
-        if axis in used or name in READ_AXES:
-            continue
-        column = profiles.codes[:, axis]
-        for value in np.unique(column[cell]):
-            child = cell & (column == value)
-            g, f = _count(profiles, child)
-            if f < MIN_FAILED or f - g * rate < NAMING_SHARE * excess or \
-                    g > (1 - NARROWS) * g_cell or \
-                    not _stands_out(f, g, f_cell - f, g_cell - g):
-                continue
-            g_rest, f_rest = _count(profiles, cell & ~child & ~elsewhere)
-            if above(f_rest, g_rest, f_out, g_out) < ALPHA:
-                continue  # the rest fails too: a second group, or the same one wider
-            apart = f - g * f_cell / g_cell
-            if best is None or apart > best[0]:
-                best = (apart, (axis, int(value)), f - g * rate)
+    for coordinate, child, g, f in _call_groups(profiles, cell, used, rate, excess):
+        g_rest, f_rest = _count(profiles, cell & ~child & ~elsewhere)
+        if above(f_rest, g_rest, f_out, g_out) < ALPHA:
+            continue  # the rest fails too: a second group, or the same one wider
+        apart = f - g * f_cell / g_cell
+        if best is None or apart > best[0]:
+            best = (apart, coordinate, f - g * rate)
     if best is None:
         return []
     part = Found((*item.coordinates, best[1]), best[2])
