@@ -24,9 +24,15 @@ from processor.conversation_records import ConversationRecord
 from processor.report import TraceReport
 from tracemill.errors import TracemillError
 
-__all__ = ["ErrorBody", "ExportJobOut", "GenerationJobOut", "LabelIn", "LabelsStored",
-           "ReportOut", "ScheduledJobOut", "SplitIn", "StartExport", "StartRun", "Status",
-           "VersionOut"]
+__all__ = ["JSON_SAFE", "ErrorBody", "ExportJobOut", "GenerationJobOut", "LabelIn",
+           "LabelsStored", "ReportOut", "ScheduledJobOut", "SplitIn", "StartExport", "StartRun",
+           "Status", "VersionOut"]
+
+JSON_SAFE = 2**53 - 1
+"""The largest integer a JSON number carries exactly in every client (RFC 7493, I-JSON):
+integer fields are bounded by it, so a bound read as a double is the bound. Bounded at
+2^63, a seed of -9223372036854776000 is the minimum as a double and below it as an
+integer: a client could not tell it was out of range."""
 
 
 class ScheduledJobOut(BaseModel):
@@ -85,7 +91,8 @@ class StartExport(BaseModel):
                      json_schema_extra={"pattern": "^[^\\x00]*$"})  # checked by _path
     loss_mask: Literal["per-message", "final-turn"] = Field(
         default="per-message", description="SFT: every agent turn, or only the final one.")
-    seed: int = Field(default=0, description="Seed of preference pairings.")
+    seed: int = Field(default=0, ge=-JSON_SAFE, le=JSON_SAFE,
+                      description="Seed of preference pairings (at most 2^53 - 1 either way).")
     allow_length_bias: bool = Field(default=False, description="Write length-biased "
                                     "preference pairs anyway (warned in the card).")
 
@@ -190,7 +197,8 @@ class SplitIn(BaseModel):
 
     held_out: float = Field(default=0.2, gt=0, lt=1,
                             description="Share of situations held out (between 0 and 1).")
-    seed: int = Field(default=0, ge=-(2**63), lt=2**63,
-                      description="Seed of the draw (a 64-bit integer).")
+    seed: int = Field(default=0, ge=-JSON_SAFE, le=JSON_SAFE,
+                      description="Seed of the draw (at most 2^53 - 1 either way: an integer "
+                                  "every JSON client carries exactly).")
     reset: bool = Field(default=False, description="Forget the stored split and draw a "
                                                    "new one.")

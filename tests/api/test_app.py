@@ -13,6 +13,7 @@ from fastapi.testclient import TestClient
 
 from generator.schedule import ServiceJobs
 from tracemill.api import build_app, export_folder
+from tracemill.api_models import JSON_SAFE
 from tracemill.config import Settings
 from tracemill.errors import TracemillError
 from tracemill.redact import MASK, Redactor
@@ -131,3 +132,30 @@ def test_a_second_export_into_a_folder_being_written_is_refused(
     assert elsewhere.status_code == 202
     assert [e["out"] for e in client.get("/api/v1/exports").json()].count(
         str((tmp_path / "exports" / "sft").resolve())) == 1
+
+
+def test_integer_bounds_are_numbers_every_json_client_carries_exactly(
+        client_for: MakeClient) -> None:
+    # a bound of 2^63 read as a double admits -9223372036854776000, which is below it as an
+    # integer: the fuzz found the split seed refusing a value its schema allowed
+    client = client_for()
+    document = client.get("/api/v1/openapi.json").json()
+    bounds: list[tuple[str, float]] = []
+
+    def walk(node: object, where: str) -> None:
+        if isinstance(node, dict):
+            for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+                if isinstance(node.get(key), int | float):
+                    bounds.append((f"{where}.{key}", node[key]))
+            for key, value in node.items():
+                walk(value, f"{where}.{key}")
+        elif isinstance(node, list):
+            for index, value in enumerate(node):
+                walk(value, f"{where}[{index}]")
+
+    walk(document, "")
+    assert any("SplitIn" in where for where, _ in bounds)
+    assert [(where, bound) for where, bound in bounds if abs(bound) > JSON_SAFE] == []
+    refused = client.post("/api/v1/split", json={"seed": -9223372036854776000})
+    assert refused.status_code == 422
+    assert refused.json()["error"].startswith("body.seed: Input should be greater than")
