@@ -141,25 +141,25 @@ one of its two cells is taken, so a broad value that holds one group and part of
 (``tool_condition=success`` around a tool group) loses to the tool itself
 (:mod:`processor._mixtures`).
 
-**Named on both periods.** Discovery names a group in each period alone (rule 3), so a
-group failing in both periods has half the conversations it could have to stand out from
-the rest of its cell: timeouts of one tool failing 40% in both versions (against 11-16%
-elsewhere) did not stand out at ``REFINE_ALPHA`` from the tool's other calls in either, and
-the tool as a whole got no clear status; and a cell holding two tool groups (payments
-already sent, failing in both versions, and a flights group failing in the latest, both
-answering with errors) was kept as ``tool_condition=error``, which took the payment group's
-members before the payment tool was judged. So a persistent or uncertain situation (one
-or two coordinates) is replaced by the cell one coordinate narrower, on an axis read from
-the calls, that, both periods pooled and without the situations judged inside it, keeps
-``NAMING_SHARE`` of its excess and ``MIN_FAILED`` failures, leaves out at least ``NARROWS``
-of it and stands out from the rest of it (``RATIO``, p < ``REFINE_ALPHA``), when that rest,
-without the members of every other situation, fails no more than the conversations
-outside the situation (Fisher p >= ``ALPHA``: else the rest holds a second group, or the
-same group wider), and the narrower cell, judged with the others, keeps a persistent
-situation's status, or gets any status for an uncertain one. Of several, the one standing
-out most from the cell (failed - graded x the cell's rate) is taken. New and fixed
-situations fail in one period only, where discovery already had every conversation to
-name them, so they are not named again.
+**Named on both periods.** Discovery names a group in each period alone (rule 3), so a group
+failing in both periods has half the conversations it could have to stand out from the rest
+of its cell: timeouts of one tool failing 40% in both versions (against 11-16% elsewhere)
+did not stand out at ``REFINE_ALPHA`` from the tool's other calls in either, and the tool as
+a whole got no clear status; and a cell holding two tool groups (payments already sent,
+failing in both versions, and a flights group failing in the latest, both answering with
+errors) was kept as ``tool_condition=error``, which took the payment group's members before
+the payment tool was judged. So a persistent or uncertain situation (one or two coordinates)
+is replaced by the cell one coordinate narrower, on an axis read from the calls, that, both
+periods pooled and without the situations judged inside it, keeps ``NAMING_SHARE`` of its
+excess and ``MIN_FAILED`` failures, leaves out at least ``NARROWS`` of it and stands out
+from the rest of it (``RATIO``, p < ``REFINE_ALPHA``), when that rest, without the members
+of every other situation not around it, fails no more than the conversations outside the
+situation (Fisher p >= ``ALPHA``: else the rest holds a second group, or the same group
+wider), and the narrower cell, judged with the others, keeps a persistent situation's
+status, or gets any status for an uncertain one. Of several, the one standing out most from
+the cell (failed - graded x the cell's rate) is taken. New and fixed situations fail in one
+period only, where discovery already had every conversation to name them, so they are not
+named again.
 
 **Read-axis cores.** The other way round: a broad situation (one or two coordinates, none
 of a read axis) whose failures are one or two groups on the stance axis, each read right
