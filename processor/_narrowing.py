@@ -9,6 +9,7 @@ their statuses.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import combinations
 
 import numpy as np
 
@@ -96,10 +97,8 @@ def _cores(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     # the cores reported already stay in the cell: they are groups the others are judged
     # beside, and their misread members are in its rest
     others = [entry for entry in judged if not _one_read_narrower(item, entry[0], read)]
-    apart = _period_cores(profiles, item, mask, _claimed(profiles, mask, others), fails_in,
-                          read)
-    if apart:
-        proposals.append(Proposal(tuple(apart), same_status=False))
+    proposals += [Proposal(tuple(apart), same_status=False) for apart in _period_cores(
+        profiles, item, mask, _claimed(profiles, mask, others), fails_in, read)]
     return proposals
 
 
@@ -111,12 +110,14 @@ def _one_read_narrower(item: Found, other: Found, read: Sequence[int]) -> bool:
 
 
 def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np.ndarray,
-                  fails_in: frozenset[int], read: Sequence[int]) -> list[Found]:
+                  fails_in: frozenset[int], read: Sequence[int]) -> list[list[Found]]:
     """The cells one read coordinate narrower holding the failures of a situation (its
     members ``mask`` without those ``claimed`` by the situations judged inside it) as
     groups read right only in part, each value looked for in each period apart (a group
     failing in one period only is diluted by the other), when every period of ``fails_in``
-    has such a group; or none."""
+    has such a group; or none. Then the same with fewer of those cores, the others left in
+    the rest as what a group leaked (a core of misread members gets no status of its own):
+    each set a proposal, the most cores first."""
 
     periods = []
     for period in (LATEST, PREVIOUS):
@@ -127,6 +128,7 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
         rate = f_out / g_out if g_out else 0.0
         periods.append((period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
     best: list[Found] = []
+    fewer: list[list[Found]] = []
     for axis in read:
         column = profiles.codes[:, axis]
         usual = _usual(profiles, column)
@@ -154,8 +156,24 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
             if parts is not None:
                 if sum(p.excess for p in parts) > sum(p.excess for p in best):
                     best = parts
+                    fewer = _fewer_cores(profiles, item, axis, periods, candidates, fails_in)
                 break
-    return best
+    return [best, *fewer] if best else []
+
+
+def _fewer_cores(profiles: Profiles, item: Found, axis: int,
+                 periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                 candidates: Sequence[tuple[int, int, np.ndarray, int, int, float]],
+                 fails_in: frozenset[int]) -> list[list[Found]]:
+    """The proper subsets of ``candidates`` (of :func:`_period_cores`) that still hold a
+    situation's failures as groups with the others in the rest, every period of
+    ``fails_in`` keeping a core: the most cores first, then the largest excess."""
+    subsets = [list(chosen) for size in range(len(candidates) - 1, 0, -1)
+               for chosen in combinations(candidates, size)
+               if fails_in <= {period for _, period, _, _, _, _ in chosen}]
+    subsets.sort(key=lambda chosen: (-len(chosen), -sum(entry[5] for entry in chosen)))
+    found = (_period_parts(profiles, item, axis, periods, chosen) for chosen in subsets)
+    return [parts for parts in found if parts is not None]
 
 
 def _period_parts(profiles: Profiles, item: Found, axis: int,

@@ -321,10 +321,7 @@ def test_a_cell_of_two_tool_groups_is_named_by_the_one_failing_in_both_versions(
     # tool's members (a situation of its own), fails like the rest of the store: the cell is
     # the payment group, and the flights group is new on its own
     scenario = Scenario()
-    with _STREAM_273.open(newline="") as rows:
-        for row in csv.DictReader(rows):
-            scenario.add(row["version"], int(row["failed"]), int(row["passed"]),
-                         int(row["ungraded"]), **{axis: row[axis] for axis in _AXES})
+    _replay(scenario, _STREAM_273)
     situations = _run(store, scenario)
 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
@@ -387,3 +384,29 @@ def test_a_situation_whose_rest_is_background_is_named_by_the_tool_holding_its_f
     assert flagged == {
         "tool=get_flight_status & tool_condition=permission_denied": "persistent",
         "tool=refuel_data & tool_condition=permission_denied": "fixed"}
+
+
+def _replay(scenario: Scenario, stream: Path) -> None:
+    """Every conversation of a stream stored as cell counts (a data file of this folder)."""
+    with stream.open(newline="") as rows:
+        for row in csv.DictReader(rows):
+            scenario.add(row["version"], int(row["failed"]), int(row["passed"]),
+                         int(row["ungraded"]), **{axis: row[axis] for axis in _AXES})
+
+
+def test_a_stance_core_of_misread_members_is_left_in_the_rest(store: Store) -> None:
+    # enable_roaming of a tau2 stream (seed 291 of bench/processor_precision.py --openings
+    # test2), replayed whole: mistaken users failed in v1 (11 of 24 read mistaken) and pass
+    # in v2; the group's misread members are mostly read hurried (8 of 26 fail in v1).
+    # The tool as a whole is no clear status (20% -> 11%). In v1 both stances are cores,
+    # but the hurried one, judged on its own, is no status: it is what the mistaken group
+    # leaked, so the mistaken core alone replaces the tool, fixed
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / "tau2-291-test2-cells.csv")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert {label: status for label, status in flagged.items()
+            if "enable_roaming" in label} == {
+        "tool=enable_roaming & user_stance=mistaken": "fixed"}
+    assert "tool=enable_roaming" not in situations
