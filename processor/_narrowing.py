@@ -41,7 +41,8 @@ from processor._judging import (
 )
 from processor._verdicts import PeriodNames, Verdict
 
-__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where"]
+__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where",
+           "widen_pooled"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
@@ -401,6 +402,61 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
         return []
     part = Found((*item.coordinates, best[1]), best[2])
     return [Proposal((part,), same_status=verdict.status != "uncertain")]
+
+
+def widen_pooled(profiles: Profiles, judged: Sequence[Judged],
+                 totals: Sequence[tuple[int, int]], names: PeriodNames,
+                 min_support: int) -> list[Judged]:
+    """The judged situations, a persistent one named by a coordinate of an axis read from
+    the calls that both periods pooled do not bear out replaced by the cell without it
+    (see *Widened on both periods* in :mod:`processor.situations`), judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _pooled_wider)
+
+
+def _pooled_wider(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+                  judged: Sequence[Judged]) -> list[Proposal]:
+    """The cells one coordinate of an axis read from the calls wider than a persistent
+    situation of two or three coordinates, whose rest (without the members of the other
+    situations but those around it) fails above the conversations outside it in both
+    periods (Fisher p < ``ALPHA``) while, both periods pooled, the situation does not stand
+    out from that rest: the coordinate was named on one period's chance. The least
+    standing out first; none when none is such."""
+    if verdict.status != "persistent" or len(item.coordinates) < 2:
+        return []
+    graded = profiles.graded
+    own = graded & mask & ~_claimed(profiles, mask, judged)
+    g_own, f_own = _count(profiles, own)
+    found: list[tuple[float, Found]] = []
+    for coordinate in item.coordinates:
+        if profiles.axes[coordinate[0]] in READ_AXES:
+            continue  # a read coordinate: *Read axes* widens it
+        wider = tuple(other for other in item.coordinates if other != coordinate)
+        wide = profiles.mask(wider)
+        elsewhere = np.zeros(len(profiles.n), dtype=bool)
+        for other, other_mask, _, _ in judged:
+            if other.coordinates != item.coordinates and (wide & ~other_mask).any():
+                elsewhere |= other_mask
+        rest = graded & wide & ~mask & ~elsewhere
+        g_rest, f_rest = _count(profiles, rest)
+        if f_rest < MIN_FAILED or _stands_out(f_own, g_own, f_rest, g_rest):
+            continue
+        if not all(_fails_above(profiles, rest & (profiles.period == period),
+                                graded & ~wide & (profiles.period == period))
+                   for period in (LATEST, PREVIOUS)):
+            continue  # the rest does not fail like a group in both periods
+        g_out, f_out = _count(profiles, graded & ~wide)
+        g_wide, f_wide = _count(profiles, graded & wide)
+        excess = f_wide - g_wide * (f_out / g_out if g_out else 0.0)
+        found.append((above(f_own, g_own, f_rest, g_rest), Found(wider, excess)))
+    found.sort(key=lambda entry: (-entry[0], entry[1].coordinates))
+    return [Proposal((part,), same_status=True) for _, part in found]
+
+
+def _fails_above(profiles: Profiles, members: np.ndarray, outside: np.ndarray) -> bool:
+    """Whether ``members`` fail above ``outside`` (Fisher p < ``ALPHA``)."""
+    g, f = _count(profiles, members)
+    g_out, f_out = _count(profiles, outside)
+    return above(f, g, f_out, g_out) < ALPHA
 
 
 NAMING_AXES = ("tool",)

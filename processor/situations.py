@@ -141,6 +141,20 @@ one of its two cells is taken, so a broad value that holds one group and part of
 (``tool_condition=success`` around a tool group) loses to the tool itself
 (:mod:`processor._mixtures`).
 
+**Widened on both periods.** Discovery names a group in each period alone (rule 3), and a
+coordinate can stand out in one period by chance: hurried users of one tool failing in both
+versions, those without a policy rule failing 16 of 17 against 7 of 19 in v1 (9 of 13
+against 13 of 17 in v2), were named by that rule in v1; the triple took half the group, and
+the pair, judged without it, got no clear status. So a persistent situation of two or three
+coordinates is replaced by the cell without one of them, on an axis read from the calls
+(a read coordinate is the business of *Read axes*), when that cell's rest (without the
+situation and the members of the other situations not around it) fails above the
+conversations outside the cell in both periods (Fisher p < ``ALPHA``), holds
+``MIN_FAILED`` failures, and, both periods pooled, the situation does not stand out from it
+(``RATIO``, p < ``REFINE_ALPHA``); and the wider cell, judged with the others, is
+persistent. Of several, the one the situation stands out from least is taken. This runs
+before the rule below, which narrows by the same test the other way round.
+
 **Named on both periods.** Discovery names a group in each period alone (rule 3), so a group
 failing in both periods has half the conversations it could have to stand out from the rest
 of its cell: timeouts of one tool failing 40% in both versions (against 11-16% elsewhere)
@@ -311,7 +325,7 @@ from processor._discovery import (
 )
 from processor._judging import READ_AXES, SIBLING_SHARE, widen
 from processor._mixtures import split_mixtures
-from processor._narrowing import find_cores, name_pooled, name_where
+from processor._narrowing import find_cores, name_pooled, name_where, widen_pooled
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label
@@ -440,6 +454,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         kept.append((item, mask))
     judged_in_order = split_mixtures(profiles, widen(profiles, kept, totals, names, min_support),
                                      totals, names, min_support)
+    judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, find_cores(profiles, judged_in_order, totals, names,
                                                       min_support), totals, names, min_support)
