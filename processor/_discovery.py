@@ -332,7 +332,10 @@ def discover(profiles: Profiles, combos: Sequence[Combo], period: int) -> list[F
         if lateral is not None:
             coordinates, aside = _refine(profiles, lateral, pool, rate)
         named = _prune(profiles, coordinates, pool)
-        aside = tuple(c for c in aside if c in named or c not in coordinates)
+        # a coordinate left out of the name narrows nothing: the set-aside cell widens by
+        # it too; but a cell without coordinates is every conversation, so when the name
+        # left out all of them, the named cell is set aside
+        aside = tuple(c for c in aside if c in named or c not in coordinates) or named
         coordinates = named
         final = pool & profiles.mask(coordinates)
         found.append(Found(coordinates, float(

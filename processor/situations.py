@@ -40,10 +40,14 @@ period's graded conversations. Each round:
    keeps more than 1 - ``NARROWS`` (80%) of the cell the other coordinates make is left
    out (``history=fresh``, ``tool_condition=success``, ``world_state=entity_exists``
    describe nearly every member of anything), whether the round picked it or the naming
-   added it. Where two coordinates hold the same conversations (``world_state=missing``
-   and ``tool_condition=not_found``) or otherwise tie, the canonical axis order
-   ``AXIS_ORDER`` decides: world state, tool, user stance, policy rule, tool condition,
-   history (what the world was, where, who, then how the tool answered);
+   added it; the cell set aside in rule 4 is then wider by it too, but never the cell of
+   no coordinates (every conversation): when the name left out every coordinate of that
+   cell (``history=fresh & tool_condition=error`` named ``world_state=already_acted_on``),
+   the named cell is set aside. Where two coordinates hold the same conversations
+   (``world_state=missing`` and ``tool_condition=not_found``) or otherwise tie, the
+   canonical axis order ``AXIS_ORDER`` decides: world state, tool, user stance, policy
+   rule, tool condition, history (what the world was, where, who, then how the tool
+   answered);
 4. its members (see rule 3) are set aside from the pool, ``b`` is recomputed, and the next
    round starts, until no candidate is significant (or ``MAX_ROUNDS``).
 

@@ -429,3 +429,20 @@ def test_a_coordinate_one_version_named_is_dropped_when_both_do_not_bear_it_out(
     assert {label: status for label, status in flagged.items()
             if "cancel_reservation" in label} == {
         "tool=cancel_reservation & user_stance=hurried": "persistent"}
+
+
+def test_a_round_whose_name_leaves_out_the_picked_cell_sets_aside_only_the_named_cell(
+        store: Store) -> None:
+    # a tau2 stream (seed 317 of bench/processor_precision.py --openings test2), replayed
+    # whole. Discovery in v1 picked history=fresh & tool_condition=error and named it
+    # world_state=already_acted_on: inside that world state neither picked coordinate
+    # narrows anything, so the name left both out, and the cell set aside was the cell of
+    # no coordinates, every conversation. v1 then had no second round, and mistaken users
+    # of missing things, failing 24 of 36 in v1 and 2 of 28 in v2, were never found
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / "tau2-317-test2-cells.csv")
+    situations = _run(store, scenario)
+
+    assert situations["user_stance=mistaken & world_state=missing"].status == "fixed"
+    assert situations["tool=send_payment_request & world_state=already_acted_on"].status \
+        == "fixed"
