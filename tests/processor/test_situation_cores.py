@@ -394,6 +394,15 @@ def _replay(scenario: Scenario, stream: Path) -> None:
                          int(row["ungraded"]), **{axis: row[axis] for axis in _AXES})
 
 
+def _flagged_in_stream(store: Store, name: str, holding: str) -> dict[str, str]:
+    """The flagged situations (label -> status) whose label holds ``holding``, of the
+    stream ``data/<name>-cells.csv`` replayed whole."""
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / f"{name}-cells.csv")
+    return {label: s.status for label, s in _run(store, scenario).items()
+            if s.status != "uncertain" and holding in label}
+
+
 def test_a_stance_core_of_misread_members_is_left_in_the_rest(store: Store) -> None:
     # enable_roaming of a tau2 stream (seed 291 of bench/processor_precision.py --openings
     # test2), replayed whole: mistaken users failed in v1 (11 of 24 read mistaken) and pass
@@ -401,15 +410,8 @@ def test_a_stance_core_of_misread_members_is_left_in_the_rest(store: Store) -> N
     # The tool as a whole is no clear status (20% -> 11%). In v1 both stances are cores,
     # but the hurried one, judged on its own, is no status: it is what the mistaken group
     # leaked, so the mistaken core alone replaces the tool, fixed
-    scenario = Scenario()
-    _replay(scenario, Path(__file__).parent / "data" / "tau2-291-test2-cells.csv")
-    situations = _run(store, scenario)
-
-    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
-    assert {label: status for label, status in flagged.items()
-            if "enable_roaming" in label} == {
+    assert _flagged_in_stream(store, "tau2-291-test2", "enable_roaming") == {
         "tool=enable_roaming & user_stance=mistaken": "fixed"}
-    assert "tool=enable_roaming" not in situations
 
 
 def test_a_coordinate_one_version_named_is_dropped_when_both_do_not_bear_it_out(
@@ -421,13 +423,7 @@ def test_a_coordinate_one_version_named_is_dropped_when_both_do_not_bear_it_out(
     # (9/13 against 13/17). Judged without that triple, the rest of the pair was no clear
     # status. Both versions pooled the rule does not stand out (25/30 against 20/36) and
     # the rest fails in both versions: the group is the pair, persistent
-    scenario = Scenario()
-    _replay(scenario, Path(__file__).parent / "data" / "tau2-310-test2-cells.csv")
-    situations = _run(store, scenario)
-
-    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
-    assert {label: status for label, status in flagged.items()
-            if "cancel_reservation" in label} == {
+    assert _flagged_in_stream(store, "tau2-310-test2", "cancel_reservation") == {
         "tool=cancel_reservation & user_stance=hurried": "persistent"}
 
 
@@ -439,10 +435,6 @@ def test_a_round_whose_name_leaves_out_the_picked_cell_sets_aside_only_the_named
     # narrows anything, so the name left both out, and the cell set aside was the cell of
     # no coordinates, every conversation. v1 then had no second round, and mistaken users
     # of missing things, failing 24 of 36 in v1 and 2 of 28 in v2, were never found
-    scenario = Scenario()
-    _replay(scenario, Path(__file__).parent / "data" / "tau2-317-test2-cells.csv")
-    situations = _run(store, scenario)
-
-    assert situations["user_stance=mistaken & world_state=missing"].status == "fixed"
-    assert situations["tool=send_payment_request & world_state=already_acted_on"].status \
-        == "fixed"
+    flagged = _flagged_in_stream(store, "tau2-317-test2", "")
+    assert flagged["user_stance=mistaken & world_state=missing"] == "fixed"
+    assert flagged["tool=send_payment_request & world_state=already_acted_on"] == "fixed"
