@@ -384,12 +384,7 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
     excess = f_cell - g_cell * rate
     if f_cell < MIN_FAILED or excess <= 0:
         return []
-    # the members of the other situations, but for those holding all of this one's (a
-    # situation around it leaves no rest to look at)
-    elsewhere = np.zeros(len(profiles.n), dtype=bool)
-    for other, other_mask, _, _ in judged:
-        if other.coordinates != item.coordinates and (mask & ~other_mask).any():
-            elsewhere |= other_mask
+    elsewhere = _elsewhere(profiles, item, mask, judged)
     best: tuple[float, tuple[int, int], float] | None = None
     for coordinate, child, g, f in _call_groups(profiles, cell, used, rate, excess):
         g_rest, f_rest = _count(profiles, cell & ~child & ~elsewhere)
@@ -432,16 +427,11 @@ def _pooled_wider(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
             continue  # a read coordinate: *Read axes* widens it
         wider = tuple(other for other in item.coordinates if other != coordinate)
         wide = profiles.mask(wider)
-        elsewhere = np.zeros(len(profiles.n), dtype=bool)
-        for other, other_mask, _, _ in judged:
-            if other.coordinates != item.coordinates and (wide & ~other_mask).any():
-                elsewhere |= other_mask
-        rest = graded & wide & ~mask & ~elsewhere
+        rest = graded & wide & ~mask & ~_elsewhere(profiles, item, wide, judged)
         g_rest, f_rest = _count(profiles, rest)
         if f_rest < MIN_FAILED or _stands_out(f_own, g_own, f_rest, g_rest):
             continue
-        if not all(_fails_above(profiles, rest & (profiles.period == period),
-                                graded & ~wide & (profiles.period == period))
+        if not all(_fails_above(profiles, rest, ~wide, period)
                    for period in (LATEST, PREVIOUS)):
             continue  # the rest does not fail like a group in both periods
         g_out, f_out = _count(profiles, graded & ~wide)
@@ -452,10 +442,23 @@ def _pooled_wider(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
     return [Proposal((part,), same_status=True) for _, part in found]
 
 
-def _fails_above(profiles: Profiles, members: np.ndarray, outside: np.ndarray) -> bool:
-    """Whether ``members`` fail above ``outside`` (Fisher p < ``ALPHA``)."""
-    g, f = _count(profiles, members)
-    g_out, f_out = _count(profiles, outside)
+def _elsewhere(profiles: Profiles, item: Found, around: np.ndarray,
+               judged: Sequence[Judged]) -> np.ndarray:
+    """The members of the situations judged other than ``item``, but for those holding
+    every member of ``around`` (a situation around it leaves no rest to look at)."""
+    elsewhere = np.zeros(len(profiles.n), dtype=bool)
+    for other, other_mask, _, _ in judged:
+        if other.coordinates != item.coordinates and (around & ~other_mask).any():
+            elsewhere |= other_mask
+    return elsewhere
+
+
+def _fails_above(profiles: Profiles, members: np.ndarray, outside: np.ndarray,
+                 period: int) -> bool:
+    """Whether the graded ``members`` fail above the graded ``outside`` in ``period``
+    (Fisher p < ``ALPHA``)."""
+    g, f = profiles.counts(members, period)
+    g_out, f_out = profiles.counts(outside, period)
     return above(f, g, f_out, g_out) < ALPHA
 
 
