@@ -75,7 +75,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if {"test2", "test3"} & set(splits.split("+")):
         parser.error("test2 and test3 are report-only: never score settings on them")
     table = parse_table(TABLE.read_bytes(), str(TABLE))
-    config, rule, least, plain = recorded_settings(OUT)
+    config, rule, least, plain, other = recorded_settings(OUT)
     scales = config.scales()
     if scales[2] or scales[4]:
         parser.error(f"{OUT} reads the patterns' findings: spans are not used by such weights")
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         w, b = fit(matrix(encoded, vocabulary, scales), y[train], config.lam)
         width = len(vocabulary)
         reader = StanceReader(tuple(LABELS), vocabulary, w[:width], w[width:], b, scales, rule,
-                              least, plain, table)
+                              least, plain, other, table)
         bare = [lines[i] for i in held]
         sets = {"bare": bare, "framed": framed(bare, "ordinary")}
         for name, part in sets.items():
@@ -108,7 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 said[words, probability][name] += [reader.read(line.text) for line in part]
         print(f"fold {k + 1}/{FOLDS} done", flush=True)
     print(f"\n{len(lines)} lines of {splits}, {FOLDS}-fold cross-validation; reader {rule}, "
-          f"min_probability {least}, plain_probability {plain}")
+          f"min_probability {least}, plain_probability {plain}, other_probability {other}")
     for (words, probability), found in said.items():
         cells = []
         for name in ("bare", "framed"):

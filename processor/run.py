@@ -23,6 +23,7 @@ from processor.failure_map import Cell, Periods, compute_map, store_map
 from processor.options import ProcessOptions
 from processor.rebuild import CHUNK, rebuild
 from processor.situations import Situation
+from processor.stance_learned import reader_digest
 from processor.stance_model import StanceModelRun, apply_stance_model
 from tracemill.store import Store, load_sql
 
@@ -132,6 +133,9 @@ _MAP_ONLY = ("exploration", "min_support")
 
 
 def _fingerprint(options: ProcessOptions) -> str:
-    """What the stored conversations were built with (other values rebuild them all)."""
-    built = {key: value for key, value in asdict(options).items() if key not in _MAP_ONLY}
+    """What the stored conversations were built with (other values rebuild them all): the
+    options and the stance reader's weights (a new version of them reads every ask again)."""
+    built: dict[str, object] = {key: value for key, value in asdict(options).items()
+                                if key not in _MAP_ONLY}
+    built["stance_reader"] = reader_digest()
     return orjson.dumps(built, option=orjson.OPT_SORT_KEYS).decode()

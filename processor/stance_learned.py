@@ -27,9 +27,14 @@ unless the model reads the ask as plain (``ordinary``) with a probability of at 
 calmly), an adversarial one always (a polite request to falsify a record reads as plain
 to the model), ``adversarial_first`` keeps an adversarial one (the patterns' most precise stance,
 and the one that matters most), and otherwise (``learned``: always) the model's best stance
-is taken when its probability reaches ``min_probability``, else ``ordinary``.
+is taken when its probability reaches ``min_probability``, else ``ordinary``. The first two
+also give way when the model reads *another* non-ordinary stance with a probability of at
+least ``other_probability`` (never for adversarial): the patterns count words, and an ask
+that contradicts itself "immediately" scores hurried on its urgency word, where the model,
+reading the whole ask, is sure it is conflicting.
 
-The shipped file (trained 2026-12-02, session 10, on ``dev`` to ``dev7``): words,
+The shipped file (trained 2026-12-02, session 10, on ``dev`` to ``dev7``; its
+``other_probability`` chosen 2026-12-03 by the same training, the weights unchanged): words,
 characters and meaning only (the marks and scores blocks weigh 0: stacked on the patterns'
 findings the model transferred worse to other authors' text); its rule and thresholds are
 in the file (printed by the training script). Where the rule keeps the pattern stance the
@@ -349,6 +354,10 @@ class StanceReader:
     plain_probability: float
     """``patterns_unless_plain``: the model's ``ordinary`` probability from which a pattern
     stance other than adversarial is overruled."""
+    other_probability: float
+    """``patterns_first`` and ``patterns_unless_plain``: the probability from which the
+    model's reading of another non-ordinary stance replaces a pattern stance other than
+    adversarial (1.0: never)."""
     table: WordTable
     """The static word table the ``meaning`` block comes from."""
     memo: dict[str, np.ndarray] = field(default_factory=dict, compare=False, repr=False)
@@ -389,13 +398,18 @@ class StanceReader:
         :data:`RULES` and the module)."""
         if self.keeps(pattern):
             return pattern
-        if pattern != "ordinary" and self.rule == "patterns_unless_plain":
+        best = int(probabilities.argmax())
+        label = self.labels[best]
+        if pattern != "ordinary" and self.rule in ("patterns_first", "patterns_unless_plain"):
             if pattern == "adversarial":
                 return pattern
             plain = probabilities[self.labels.index("ordinary")]
-            return "ordinary" if plain >= self.plain_probability else pattern
-        best = int(probabilities.argmax())
-        label = self.labels[best]
+            if self.rule == "patterns_unless_plain" and plain >= self.plain_probability:
+                return "ordinary"
+            if label not in ("ordinary", pattern) and self.other_probability < 1.0 and \
+                    probabilities[best] >= self.other_probability:
+                return label  # the model reads another stance, and is sure of it
+            return pattern
         if label != "ordinary" and probabilities[best] >= self.min_probability:
             return label
         return "ordinary"
@@ -445,20 +459,25 @@ class StanceReader:
 
     def keeps(self, pattern: str) -> bool:
         """Whether the rule keeps this pattern stance whatever the model says."""
-        return pattern != "ordinary" and (self.rule == "patterns_first" or (
-            self.rule == "adversarial_first" and pattern == "adversarial"))
+        if pattern == "ordinary":
+            return False
+        if self.rule == "patterns_first":
+            return pattern == "adversarial" or self.other_probability >= 1.0
+        return self.rule == "adversarial_first" and pattern == "adversarial"
 
 
 def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
     """The reader in a weights file's bytes (:class:`ReaderFileError` when it is not one)."""
     arrays = read_arrays(data, where, ("labels", "features", "sparse", "dense", "bias",
                                        "scales", "rule", "min_probability",
-                                       "plain_probability"), _READER_FIX)
+                                       "plain_probability", "other_probability"),
+                        _READER_FIX)
     labels = tuple(str(label) for label in arrays["labels"])
     features, sparse, dense = arrays["features"], arrays["sparse"], arrays["dense"]
     bias, scales = arrays["bias"], arrays["scales"]
     rule, min_probability = str(arrays["rule"][0]), float(arrays["min_probability"][0])
     plain_probability = float(arrays["plain_probability"][0])
+    other_probability = float(arrays["other_probability"][0])
     if sorted(labels) != sorted(STANCES):
         raise ReaderFileError(f"{where}: labels {labels} are not the stances {STANCES}; "
                               f"{_READER_FIX}")
@@ -473,15 +492,17 @@ def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
             f"{table.dimensions}-dimension word table; {_READER_FIX}")
     finite = all(np.isfinite(array.astype(np.float64)).all()
                  for array in (sparse, dense, bias, scales))
-    if (rule not in RULES or not finite or not 0.0 <= min_probability <= 1.0
-            or not 0.0 <= plain_probability <= 1.0):
+    if rule not in RULES or not finite or not all(
+            0.0 <= value <= 1.0 for value in (min_probability, plain_probability,
+                                             other_probability)):
         raise ReaderFileError(f"{where}: rule {rule!r} (one of {RULES}), non-finite weights, "
-                              f"or min_probability {min_probability} or plain_probability "
-                              f"{plain_probability} outside 0..1; {_READER_FIX}")
+                              f"or min_probability {min_probability}, plain_probability "
+                              f"{plain_probability} or other_probability {other_probability} "
+                              f"outside 0..1; {_READER_FIX}")
     return StanceReader(labels, {str(name): row for row, name in enumerate(features)},
                         sparse.astype(np.float64), dense.astype(np.float64),
                         bias.astype(np.float64), scales.astype(np.float64), rule,
-                        min_probability, plain_probability, table)
+                        min_probability, plain_probability, other_probability, table)
 
 
 @lru_cache(maxsize=1)
@@ -492,6 +513,7 @@ def load_reader() -> StanceReader:
                         load_table())
 
 
+@lru_cache(maxsize=1)
 def reader_digest() -> str:
     """A short digest of the shipped weights and table (names a reader in caches)."""
     digest = hashlib.sha256(resource_bytes(READER_RESOURCE, _READER_FIX))

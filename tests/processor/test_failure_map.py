@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from processor.run import ProcessOptions, process
+from processor.stance_learned import reader_digest
 from tests.support.pipeline import store_requests
 from tests.support.synthetic import SyntheticStream, production_stream
 from tracemill.cli import main
@@ -98,6 +99,27 @@ def test_incremental_rebuilds_only_what_new_spans_touch(tmp_path: Path,
         assert 0 < second.conversations_rebuilt < total
         assert first.conversations_rebuilt + second.conversations_rebuilt >= total
         assert second.spans_read < stream.spans
+    finally:
+        store.close()
+
+
+def test_a_new_stance_reader_rebuilds_every_conversation(tmp_path: Path,
+                                                         stream: SyntheticStream) -> None:
+    # a new version's reader reads the asks another way: what is stored was read by the old
+    db = tmp_path / "reader.duckdb"
+    store_requests(db, stream.requests)
+    store = open_store(db)
+    try:
+        process(store, ProcessOptions())
+        with store.transaction() as cursor:
+            row = cursor.execute("SELECT options FROM processor_state").fetchone()
+            assert row is not None
+            built = json.loads(row[0])
+            assert built["stance_reader"] == reader_digest()
+            built["stance_reader"] = "an older reader"
+            cursor.execute("UPDATE processor_state SET options = ?", [json.dumps(built)])
+        assert process(store, ProcessOptions()).conversations_rebuilt == stream.conversations
+        assert process(store, ProcessOptions()).conversations_rebuilt == 0
     finally:
         store.close()
 

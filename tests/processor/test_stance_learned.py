@@ -130,7 +130,7 @@ def test_the_shortcut_reads_as_the_full_encoding() -> None:
     """``read`` skips the model where the rule keeps the pattern stance and remembers the
     model's reading per normalised ask; it must say what the full encoding says."""
     reader = _reader(load_reader().rule, load_reader().min_probability,
-                     load_reader().plain_probability)
+                     load_reader().plain_probability, load_reader().other_probability)
     texts = [text for _, text in CLEAR] + [
         "Where is order W1234567?", "where is order w7654321?", "hmm maybe the blue one"]
     for text in texts:
@@ -160,10 +160,11 @@ def test_typos_keep_most_character_grams() -> None:
     assert len(right & typo) > 0.8 * len(right)
 
 
-def _reader(rule: str, threshold: float, plain: float = 0.7) -> StanceReader:
+def _reader(rule: str, threshold: float, plain: float = 0.7,
+            other: float = 1.0) -> StanceReader:
     reader = load_reader()
     return StanceReader(reader.labels, reader.features, reader.sparse, reader.dense,
-                        reader.bias, reader.scales, rule, threshold, plain, reader.table)
+                        reader.bias, reader.scales, rule, threshold, plain, other, reader.table)
 
 
 def test_rules() -> None:
@@ -188,6 +189,27 @@ def test_rules() -> None:
     assert _reader("patterns_unless_plain", 0.5, 0.71).decide(plain, "conflicting") == (
         "conflicting")  # below plain_probability: kept
     assert unless.decide(sure, "ordinary") == "hurried"  # a plain pattern: the model's
+    assert unless.decide(sure, "conflicting") == "conflicting"  # other_probability 1: never
+
+
+def test_a_pattern_stance_gives_way_to_another_the_model_is_sure_of() -> None:
+    labels = load_reader().labels
+    sure = np.full(len(labels), 0.01)
+    sure[labels.index("conflicting")] = 0.94
+    plain = np.full(len(labels), 0.05)
+    plain[labels.index("ordinary")] = 0.7
+    for rule in ("patterns_first", "patterns_unless_plain"):
+        reader = _reader(rule, 0.5, 0.7, 0.8)
+        assert not reader.keeps("hurried")  # the model must be run
+        assert reader.decide(sure, "hurried") == "conflicting"
+        assert reader.decide(sure, "conflicting") == "conflicting"
+        assert reader.decide(sure, "adversarial") == "adversarial"  # always kept
+        assert reader.keeps("adversarial") == (rule == "patterns_first")
+        assert _reader(rule, 0.5, 0.7, 0.95).decide(sure, "hurried") == "hurried"  # not sure
+    first = _reader("patterns_first", 0.5, 0.7, 0.8)
+    assert first.decide(plain, "hurried") == "hurried"  # it reads plain: never to ordinary
+    assert _reader("patterns_unless_plain", 0.5, 0.7, 0.8).decide(plain, "hurried") == (
+        "ordinary")  # plain_probability, as before
 
 
 def test_pattern_stance_is_the_patterns_alone() -> None:
