@@ -74,6 +74,7 @@ from processor.stance_learned import (  # noqa: E402
     READER_RESOURCE,
     WORDS_RESOURCE,
     Encoded,
+    decide_stance,
     encode,
     pack_arrays,
     parse_reader,
@@ -229,27 +230,9 @@ def probabilities(x: Any, w: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def apply_rule(p: np.ndarray, patterns: Sequence[str], rule: str, threshold: float,
                plain: float = NO_PLAIN, other: float = NO_OTHER) -> list[str]:
-    """:meth:`processor.stance_learned.StanceReader.decide` over many asks."""
-    out = []
-    ordinary = LABELS.index("ordinary")
-    for row, pattern in zip(p, patterns, strict=True):
-        best = int(row.argmax())
-        label = LABELS[best]
-        if pattern != "ordinary" and rule in ("patterns_first", "patterns_unless_plain"):
-            if pattern == "adversarial":
-                out.append(pattern)
-            elif rule == "patterns_unless_plain" and row[ordinary] >= plain:
-                out.append("ordinary")
-            elif label not in ("ordinary", pattern) and other < 1.0 and row[best] >= other:
-                out.append(label)
-            else:
-                out.append(pattern)
-            continue
-        if pattern == "adversarial" and rule == "adversarial_first":
-            out.append(pattern)
-            continue
-        out.append(label if label != "ordinary" and row[best] >= threshold else "ordinary")
-    return out
+    """:func:`processor.stance_learned.decide_stance` over many asks."""
+    return [decide_stance(row, pattern, LABELS, rule, threshold, plain, other)
+            for row, pattern in zip(p, patterns, strict=True)]
 
 
 def macro(lines: Sequence[Line], predicted: Sequence[str], mask: np.ndarray,
@@ -524,9 +507,8 @@ def leave_one_out(out: Path, table: Any) -> int:
     """``--leave-one-out``: each fresh split scored by a fit without it (see the module)."""
     config, rule, threshold, plain, other = recorded_settings(out)
     scales = config.scales()
-    parts = {name: load(name) for name in FRESH if (DATA / f"{name}.jsonl").exists()}
-    parts.update({name: load(name) for name in TRAIN
-                  if name not in parts and (DATA / f"{name}.jsonl").exists()})
+    parts = {name: load(name) for name in dict.fromkeys((*FRESH, *TRAIN))
+             if (DATA / f"{name}.jsonl").exists()}
     encoded = {name: [encode(line.text, table) for line in lines]
                for name, lines in parts.items()}
     variants = {f"other_probability {other}": other, "without it (1.0)": NO_OTHER}

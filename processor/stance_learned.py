@@ -80,9 +80,9 @@ from processor._stance_spans import text_spans
 from processor.errors import ProcessorError
 
 __all__ = ["BLOCKS", "READER_RESOURCE", "RULES", "SPAN_PROBABILITY", "WORDS_RESOURCE",
-           "Encoded", "ReaderFileError", "StanceReader", "WordTable", "encode", "load_reader",
-           "load_table", "normalise", "pack_arrays", "parse_reader", "parse_table", "read_arrays",
-           "read_stance", "reader_digest", "resource_bytes", "write_arrays"]
+           "Encoded", "ReaderFileError", "StanceReader", "WordTable", "decide_stance", "encode",
+           "load_reader", "load_table", "normalise", "pack_arrays", "parse_reader", "parse_table",
+           "read_arrays", "read_stance", "reader_digest", "resource_bytes", "write_arrays"]
 
 WORDS_RESOURCE = ("processor", "data/stance_words.npz")
 """Package and path of the static word table."""
@@ -395,24 +395,10 @@ class StanceReader:
 
     def decide(self, probabilities: np.ndarray, pattern: str) -> str:
         """The stance from the model's probabilities and the patterns' label (see
-        :data:`RULES` and the module)."""
-        if self.keeps(pattern):
-            return pattern
-        best = int(probabilities.argmax())
-        label = self.labels[best]
-        if pattern != "ordinary" and self.rule in ("patterns_first", "patterns_unless_plain"):
-            if pattern == "adversarial":
-                return pattern
-            plain = probabilities[self.labels.index("ordinary")]
-            if self.rule == "patterns_unless_plain" and plain >= self.plain_probability:
-                return "ordinary"
-            if label not in ("ordinary", pattern) and self.other_probability < 1.0 and \
-                    probabilities[best] >= self.other_probability:
-                return label  # the model reads another stance, and is sure of it
-            return pattern
-        if label != "ordinary" and probabilities[best] >= self.min_probability:
-            return label
-        return "ordinary"
+        :func:`decide_stance`)."""
+        return decide_stance(probabilities, pattern, self.labels, self.rule,
+                             self.min_probability, self.plain_probability,
+                             self.other_probability)
 
     def read(self, text: str, spans: bool = True) -> str:
         """The stance of one ask; ``spans=False`` reads the whole ask only (for the
@@ -464,6 +450,31 @@ class StanceReader:
         if self.rule == "patterns_first":
             return pattern == "adversarial" or self.other_probability >= 1.0
         return self.rule == "adversarial_first" and pattern == "adversarial"
+
+
+def decide_stance(probabilities: np.ndarray, pattern: str, labels: Sequence[str], rule: str,
+                  min_probability: float, plain_probability: float,
+                  other_probability: float) -> str:
+    """The stance from the model's probabilities (in the order of ``labels``) and the
+    patterns' label under a rule of :data:`RULES` and its thresholds (see the module);
+    :meth:`StanceReader.decide`, and the training script's choice of the rule."""
+    best = int(probabilities.argmax())
+    label = labels[best]
+    if pattern != "ordinary" and rule in ("patterns_first", "patterns_unless_plain"):
+        if pattern == "adversarial":
+            return pattern
+        plain = probabilities[labels.index("ordinary")]
+        if rule == "patterns_unless_plain" and plain >= plain_probability:
+            return "ordinary"
+        if label not in ("ordinary", pattern) and other_probability < 1.0 and \
+                probabilities[best] >= other_probability:
+            return label  # the model reads another stance, and is sure of it
+        return pattern
+    if pattern == "adversarial" and rule == "adversarial_first":
+        return pattern
+    if label != "ordinary" and probabilities[best] >= min_probability:
+        return label
+    return "ordinary"
 
 
 def parse_reader(data: bytes, where: str, table: WordTable) -> StanceReader:
