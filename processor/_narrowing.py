@@ -394,9 +394,53 @@ def _pooled_named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
         if best is None or apart > best[0]:
             best = (apart, coordinate, f - g * rate)
     if best is None:
-        return []
+        return _pooled_two(profiles, item, cell, used, rate, excess, elsewhere, verdict,
+                           (g_out, f_out))
     part = Found((*item.coordinates, best[1]), best[2])
     return [Proposal((part,), same_status=verdict.status != "uncertain")]
+
+
+def _pooled_two(profiles: Profiles, item: Found, cell: np.ndarray, used: set[int],
+                rate: float, excess: float, elsewhere: np.ndarray, verdict: Verdict,
+                out: tuple[int, int]) -> list[Proposal]:
+    """Two values of one axis read from the calls whose cells inside ``cell`` (a
+    situation's graded members, both periods pooled, failing beyond ``rate`` by
+    ``excess``) hold its failures as two groups: each keeps ``NAMING_SHARE`` of the
+    excess and ``MIN_FAILED`` failures and stands out from the part of the cell neither
+    holds, which is at least ``NARROWS`` of it and, without the members of the other
+    situations, fails no more than the conversations outside (``out``: graded, failed;
+    Fisher p >= ``ALPHA``). Of several pairs, the one holding the most failures beyond the
+    cell's rate; none when none does (see *Named on both periods*)."""
+    g_out, f_out = out
+    g_cell, f_cell = _count(profiles, cell)
+    best: tuple[float, tuple[Found, Found]] | None = None
+    for axis, name in enumerate(profiles.axes):
+        if axis in used or name in READ_AXES:
+            continue
+        column = profiles.codes[:, axis]
+        groups = []
+        for value in np.unique(column[cell]):
+            child = cell & (column == value)
+            g, f = _count(profiles, child)
+            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess:
+                groups.append((int(value), child, g, f))
+        for (value_a, child_a, g_a, f_a), (value_b, child_b, g_b, f_b) in combinations(
+                groups, 2):
+            rest = cell & ~child_a & ~child_b
+            g_rest, f_rest = _count(profiles, rest)
+            if g_rest < NARROWS * g_cell or not all(
+                    _stands_out(f, g, f_rest, g_rest) for g, f in ((g_a, f_a), (g_b, f_b))):
+                continue
+            g_left, f_left = _count(profiles, rest & ~elsewhere)
+            if above(f_left, g_left, f_out, g_out) < ALPHA:
+                continue  # the rest fails too: a third group, or one of them wider
+            apart = f_a + f_b - (g_a + g_b) * f_cell / g_cell
+            if best is None or apart > best[0]:
+                best = (apart, (Found((*item.coordinates, (axis, value_a)), f_a - g_a * rate),
+                                Found((*item.coordinates, (axis, value_b)), f_b - g_b * rate)))
+    if best is None:
+        return []
+    return [Proposal(best[1], same_status=verdict.status != "uncertain")]
 
 
 def widen_pooled(profiles: Profiles, judged: Sequence[Judged],
@@ -434,12 +478,37 @@ def _pooled_wider(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Ve
         if not all(_fails_above(profiles, rest, ~wide, period)
                    for period in (LATEST, PREVIOUS)):
             continue  # the rest does not fail like a group in both periods
+        if _leaked(profiles, Found(wider, 0.0), rest, wide, judged):
+            continue  # what the rest fails, a read-axis group beside it may have leaked
         g_out, f_out = _count(profiles, graded & ~wide)
         g_wide, f_wide = _count(profiles, graded & wide)
         excess = f_wide - g_wide * (f_out / g_out if g_out else 0.0)
         found.append((above(f_own, g_own, f_rest, g_rest), Found(wider, excess)))
     found.sort(key=lambda entry: (-entry[0], entry[1].coordinates))
     return [Proposal((part,), same_status=True) for _, part in found]
+
+
+def _leaked(profiles: Profiles, wider: Found, rest: np.ndarray, wide: np.ndarray,
+            judged: Sequence[Judged]) -> bool:
+    """Whether, in some period, what ``rest`` (members of the cell ``wider``, ``wide``)
+    fails beyond the conversations outside the cell is no more than ``LEAK`` times what the
+    situations judged one read coordinate narrower than ``wider`` fail beyond them: the
+    members a read-axis group leaked by being misread (*Read-axis cores*)."""
+    read = [i for i, axis in enumerate(profiles.axes) if axis in READ_AXES]
+    groups = np.zeros(len(profiles.n), dtype=bool)
+    for other, other_mask, _, _ in judged:
+        if _one_read_narrower(wider, other, read):
+            groups |= other_mask
+    if not groups.any():
+        return False
+    for period in (LATEST, PREVIOUS):
+        g_out, f_out = profiles.counts(profiles.graded & ~wide, period)
+        rate = f_out / g_out if g_out else 0.0
+        g_rest, f_rest = profiles.counts(rest, period)
+        g_groups, f_groups = profiles.counts(profiles.graded & groups, period)
+        if f_rest - g_rest * rate <= LEAK * (f_groups - g_groups * rate):
+            return True
+    return False
 
 
 def _elsewhere(profiles: Profiles, item: Found, around: np.ndarray,

@@ -156,8 +156,15 @@ situation and the members of the other situations not around it) fails above the
 conversations outside the cell in both periods (Fisher p < ``ALPHA``), holds
 ``MIN_FAILED`` failures, and, both periods pooled, the situation does not stand out from it
 (``RATIO``, p < ``REFINE_ALPHA``); and the wider cell, judged with the others, is
-persistent. Of several, the one the situation stands out from least is taken. This runs
-before the rule below, which narrows by the same test the other way round.
+persistent. Of several, the one the situation stands out from least is taken. What that
+rest fails beyond the conversations outside the cell must also be more, in each period,
+than ``LEAK`` times what the situations one read coordinate narrower than the cell fail
+beyond them: a stance group beside the situation leaves its misread members in the rest
+(hurried users failing in both versions beside an enable_roaming group in
+``already_acted_on``, two thirds of them read hurried, left the tool group's wider cell
+failing above the rest of the store in both), which is no evidence that the situation is
+wider. This runs before the rule below, which narrows by the same test the other way
+round.
 
 **Named on both periods.** Discovery names a group in each period alone (rule 3), so a group
 failing in both periods has half the conversations it could have to stand out from the rest
@@ -175,7 +182,14 @@ of every other situation not around it, fails no more than the conversations out
 situation (Fisher p >= ``ALPHA``: else the rest holds a second group, or the same group
 wider), and the narrower cell, judged with the others, keeps a persistent situation's
 status, or gets any status for an uncertain one. Of several, the one standing out most from
-the cell (failed - graded x the cell's rate) is taken. New and fixed situations fail in one
+the cell (failed - graded x the cell's rate) is taken. When no one cell is such, two values
+of one axis read from the calls may be: each keeping ``NAMING_SHARE`` of the excess and
+``MIN_FAILED`` failures and standing out from the part of the cell neither holds, when that
+part is at least ``NARROWS`` of the cell and, without the members of the other situations,
+fails no more than the conversations outside (two tools' permission errors, each failing
+in both versions: in ``tool_condition=permission_denied`` neither stood out from a rest
+holding the other, and the cell was reported as one situation); of several pairs, the one
+holding the most failures beyond the cell's rate. New and fixed situations fail in one
 period only, where discovery already had every conversation to name them, so they are not
 named again.
 

@@ -438,3 +438,30 @@ def test_a_round_whose_name_leaves_out_the_picked_cell_sets_aside_only_the_named
     flagged = _flagged_in_stream(store, "tau2-317-test2", "")
     assert flagged["user_stance=mistaken & world_state=missing"] == "fixed"
     assert flagged["tool=send_payment_request & world_state=already_acted_on"] == "fixed"
+
+
+def test_a_stance_group_beside_a_tool_group_is_not_widened_by_what_it_leaked(
+        store: Store) -> None:
+    # already_acted_on of a tau2 stream (seed 363 of bench/processor_precision.py
+    # --openings test3), replayed whole: enable_roaming fails there in both versions, and so
+    # do hurried users of the other tools, two thirds of them read hurried (the others read
+    # ordinary, conflicting or adversarial, failing as often). The cell is split into the
+    # two groups; the tool group's wider cell, without the stance group, still fails above
+    # the rest of the store in both versions, but by less than the stance group leaked:
+    # that is no evidence the tool group is wider, and both stay
+    assert _flagged_in_stream(store, "tau2-363-test3", "already_acted_on") == {
+        "tool=enable_roaming & world_state=already_acted_on": "persistent",
+        "user_stance=hurried & world_state=already_acted_on": "persistent"}
+
+
+def test_a_cell_of_two_tool_groups_failing_in_both_versions_is_named_by_both_tools(
+        store: Store) -> None:
+    # permission_denied of a tau2 stream (seed 370 of bench/processor_precision.py
+    # --openings test3), replayed whole: update_reservation_passengers and
+    # send_payment_request fail there in both versions (28% and 26%), the cell's other
+    # tools like calls elsewhere. Neither tool stands out from a rest holding the other, so
+    # the cell was kept whole; both versions pooled, each stands out from the part of the
+    # cell neither holds, and that part fails like the rest of the store: two situations
+    assert _flagged_in_stream(store, "tau2-370-test3", "permission_denied") == {
+        "tool=send_payment_request & tool_condition=permission_denied": "persistent",
+        "tool=update_reservation_passengers & tool_condition=permission_denied": "persistent"}
