@@ -339,16 +339,23 @@ def _call_groups(profiles: Profiles, cell: np.ndarray, used: set[int], rate: flo
     ``excess`` (failures beyond ``rate``) and ``MIN_FAILED`` failures, leaves out at least
     ``NARROWS`` of it, and stands out from the rest of it."""
     g_cell, f_cell = _count(profiles, cell)
+    for coordinate, child, g, f in _call_cells(profiles, cell, used):
+        if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
+                g <= (1 - NARROWS) * g_cell and _stands_out(f, g, f_cell - f, g_cell - g):
+            yield coordinate, child, g, f
+
+
+def _call_cells(profiles: Profiles, cell: np.ndarray, used: set[int],
+                ) -> Iterator[tuple[tuple[int, int], np.ndarray, int, int]]:
+    """(coordinate, its members in ``cell``, graded, failed) of each value in ``cell`` of
+    each axis read from the calls (none of ``used``), axis by axis."""
     for axis, name in enumerate(profiles.axes):
         if axis in used or name in READ_AXES:
             continue
         column = profiles.codes[:, axis]
         for value in np.unique(column[cell]):
             child = cell & (column == value)
-            g, f = _count(profiles, child)
-            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess and \
-                    g <= (1 - NARROWS) * g_cell and _stands_out(f, g, f_cell - f, g_cell - g):
-                yield (axis, int(value)), child, g, f
+            yield (axis, int(value)), child, *_count(profiles, child)
 
 
 POOLED = frozenset({"persistent", "uncertain"})
@@ -414,18 +421,13 @@ def _pooled_two(profiles: Profiles, item: Found, cell: np.ndarray, used: set[int
     g_out, f_out = out
     g_cell, f_cell = _count(profiles, cell)
     best: tuple[float, tuple[Found, Found]] | None = None
-    for axis, name in enumerate(profiles.axes):
-        if axis in used or name in READ_AXES:
-            continue
-        column = profiles.codes[:, axis]
-        groups = []
-        for value in np.unique(column[cell]):
-            child = cell & (column == value)
-            g, f = _count(profiles, child)
-            if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess:
-                groups.append((int(value), child, g, f))
-        for (value_a, child_a, g_a, f_a), (value_b, child_b, g_b, f_b) in combinations(
-                groups, 2):
+    by_axis: dict[int, list[tuple[tuple[int, int], np.ndarray, int, int]]] = {}
+    for coordinate, child, g, f in _call_cells(profiles, cell, used):
+        if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess:
+            by_axis.setdefault(coordinate[0], []).append((coordinate, child, g, f))
+    for groups in by_axis.values():
+        for (coordinate_a, child_a, g_a, f_a), (coordinate_b, child_b, g_b, f_b) in \
+                combinations(groups, 2):
             rest = cell & ~child_a & ~child_b
             g_rest, f_rest = _count(profiles, rest)
             if g_rest < NARROWS * g_cell or not all(
@@ -436,8 +438,8 @@ def _pooled_two(profiles: Profiles, item: Found, cell: np.ndarray, used: set[int
                 continue  # the rest fails too: a third group, or one of them wider
             apart = f_a + f_b - (g_a + g_b) * f_cell / g_cell
             if best is None or apart > best[0]:
-                best = (apart, (Found((*item.coordinates, (axis, value_a)), f_a - g_a * rate),
-                                Found((*item.coordinates, (axis, value_b)), f_b - g_b * rate)))
+                best = (apart, (Found((*item.coordinates, coordinate_a), f_a - g_a * rate),
+                                Found((*item.coordinates, coordinate_b), f_b - g_b * rate)))
     if best is None:
         return []
     return [Proposal(best[1], same_status=verdict.status != "uncertain")]
