@@ -47,6 +47,9 @@ stance of the first ask), unlike the axes taken from the calls and their results
 group defined on such an axis shows as a core (the members read right) inside a parent
 cell whose rest (the members read otherwise) fails the same way, so several values of it
 holding the excess may be one group."""
+UNMARKED = {"user_stance": "ordinary"}
+"""The value of each read axis when the reader reads no mark in the text: where the
+members of every group it misreads land, holding about half of any group."""
 LATEST, PREVIOUS = 0, 1
 """Period codes of the profiles."""
 

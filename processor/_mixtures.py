@@ -10,7 +10,10 @@ member has says nothing about the value of another, so the two cells' failing me
 overlap about as much as their shares predict; far fewer in both (Fisher p <
 ``REFINE_ALPHA``) says the cell holds two populations, unless the two values exclude each
 other everywhere (outside the cell they must go together at least ``1 / RATIO`` as often as
-independence predicts in every cell one coordinate wider than it, outside it).
+independence predicts in every cell one coordinate wider than it, outside it). The value
+of a read axis that marks nothing (``ordinary``, ``UNMARKED``) is never one of the two: it
+holds about half of any group's failing members, the misread ones with them, and names no
+group of its own.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from processor._discovery import (
     PREVIOUS,
     RATIO,
     REFINE_ALPHA,
+    UNMARKED,
     Found,
     Profiles,
     axis_order,
@@ -115,7 +119,13 @@ def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
         if axis in used:
             continue
         column = profiles.codes[:, axis]
+        # where misread members land (``ordinary``) marks no group: it holds about half of
+        # any group's failing members, so a chance lean of a call value towards the other
+        # half makes the two look disjoint (one tool group split by policy rule and stance)
+        unmarked = UNMARKED.get(profiles.axes[axis])
         for value in np.unique(column[cell]):
+            if profiles.values[value] == unmarked:
+                continue
             child = column == value
             f, g = size(failing & child), size(cell & child)
             if f >= MIN_FAILED and f - g * rate >= NAMING_SHARE * excess:

@@ -143,7 +143,12 @@ failing in both, inside one world state, make a persistent cell that is one new 
 persistent situation. Of several such pairs the one with the most failing members in exactly
 one of its two cells is taken, so a broad value that holds one group and part of the other
 (``tool_condition=success`` around a tool group) loses to the tool itself
-(:mod:`processor._mixtures`).
+(:mod:`processor._mixtures`). On a read axis, ``a`` is never the axis' most common value
+(``ordinary``, as in *Siblings*): where misread members land holds about half of any
+group's failing members, so a chance lean of a call value towards the other half makes one
+group look like two disjoint ones (a tool group on missing things, 28 of 38 failing, whose
+members without an evaluation were by chance nearly all read ordinary, was split into
+ordinary users and ``policy_rule=task_success``).
 
 **Widened on both periods.** Discovery names a group in each period alone (rule 3), and a
 coordinate can stand out in one period by chance: hurried users of one tool failing in both

@@ -465,3 +465,19 @@ def test_a_cell_of_two_tool_groups_failing_in_both_versions_is_named_by_both_too
     assert _flagged_in_stream(store, "tau2-370-test3", "permission_denied") == {
         "tool=send_payment_request & tool_condition=permission_denied": "persistent",
         "tool=update_reservation_passengers & tool_condition=permission_denied": "persistent"}
+
+
+
+@pytest.mark.parametrize(("name", "tool"), [("tau2-392-test2", "send_certificate"),
+                                            ("tau2-399-test2", "cancel_reservation")])
+def test_a_tool_group_is_not_split_by_a_chance_lean_of_the_usual_stance(
+        store: Store, name: str, tool: str) -> None:
+    # two tau2 streams (seeds 392 and 399 of bench/processor_precision.py --openings test2),
+    # replayed whole: a tool fails on missing things in v2 (28 of 38; 27 of 38). By chance,
+    # the group's users read ordinary lean to one policy rule (seed 392: 11 of 12
+    # conversations without an evaluation, policy_rule=unspecified, are read ordinary,
+    # against 10 of 26 with one), so its failing members looked like two disjoint groups,
+    # ordinary users and that rule, and were split in two. ``ordinary`` is where misread
+    # members land and holds about half of any group: it names no group of its own
+    assert _flagged_in_stream(store, name, tool) == {
+        f"tool={tool} & world_state=missing": "new"}
