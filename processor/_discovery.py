@@ -253,6 +253,38 @@ def _prune(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     return coordinates
 
 
+def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
+              ) -> tuple[tuple[int, int], ...]:
+    """The name of the same conversations by the axes first in :data:`AXIS_ORDER`: a
+    coordinate that narrows the cell of the others is swapped for the value of an earlier
+    axis taken from the calls (not in the name) whose cell, with the others, holds exactly
+    the same conversations, until none is (``world_state=missing`` for
+    ``tool_condition=not_found``; ``tool=send_payment_request`` for
+    ``tool_condition=error`` inside ``world_state=already_acted_on``, where that tool's
+    calls, and only they, err)."""
+    order = {axis: i for i, axis in enumerate(axis_order(profiles))}
+    cell = profiles.mask(coordinates)
+    swapped = True
+    while swapped:
+        swapped = False
+        used = {axis for axis, _ in coordinates}
+        for coordinate in sorted(coordinates, key=lambda c: -order[c[0]]):
+            others = tuple(c for c in coordinates if c != coordinate)
+            if np.array_equal(profiles.mask(others), cell):
+                continue  # it narrows nothing: any value would do (``entity_exists``)
+            for axis in axis_order(profiles)[:order[coordinate[0]]]:
+                values = np.unique(profiles.codes[cell, axis])
+                if axis in used or profiles.axes[axis] in READ_AXES or len(values) != 1:
+                    continue
+                named = (*others, (axis, int(values[0])))
+                if np.array_equal(profiles.mask(named), cell):
+                    coordinates, swapped = named, True
+                    break
+            if swapped:
+                break
+    return coordinates
+
+
 def _is_split(profiles: Profiles, outer: np.ndarray, inner: np.ndarray, pool: np.ndarray,
               rate: float) -> bool:
     """Whether ``inner`` (within ``outer``) is a failing group that ``outer`` merely holds:

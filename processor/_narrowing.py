@@ -28,6 +28,7 @@ from processor._discovery import (
     Profiles,
     _stands_out,
     above,
+    axis_order,
 )
 from processor._judging import (
     FLAGGED,
@@ -348,9 +349,12 @@ def _call_groups(profiles: Profiles, cell: np.ndarray, used: set[int], rate: flo
 def _call_cells(profiles: Profiles, cell: np.ndarray, used: set[int],
                 ) -> Iterator[tuple[tuple[int, int], np.ndarray, int, int]]:
     """(coordinate, its members in ``cell``, graded, failed) of each value in ``cell`` of
-    each axis read from the calls (none of ``used``), axis by axis."""
-    for axis, name in enumerate(profiles.axes):
-        if axis in used or name in READ_AXES:
+    each axis read from the calls (none of ``used``), axis by axis in the canonical order
+    (:data:`processor._discovery.AXIS_ORDER`): of two cells that tie, the first is kept,
+    so ``world_state=missing`` names the group, not ``tool_condition=not_found``, which
+    holds the same conversations."""
+    for axis in axis_order(profiles):
+        if axis in used or profiles.axes[axis] in READ_AXES:
             continue
         column = profiles.codes[:, axis]
         for value in np.unique(column[cell]):

@@ -287,6 +287,15 @@ the Holm-corrected one, at ``ALPHA`` of its own (together up to about twice ``AL
 naming a situation by a tool wrongly), and a tool without members in the other period (new
 in the latest version) is never named by it.
 
+**Names.** Whatever rule named a situation, two names of exactly the same conversations
+read as one: a coordinate that narrows the cell of the others is swapped for the value of
+an axis earlier in ``AXIS_ORDER`` (read from the calls) whose cell, with the others, holds
+the same conversations (``world_state=missing`` for ``tool_condition=not_found``; inside
+``world_state=already_acted_on``, ``tool=send_payment_request`` for
+``tool_condition=error`` when that tool's calls, and only they, err), unless another
+situation already bears the new name. A coordinate that narrows nothing keeps its place
+(any value would do there). Members and status do not change.
+
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes: :mod:`processor._judging`; read-axis cores and where it fails:
 :mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; statuses and their
@@ -341,6 +350,7 @@ from processor._discovery import (
     Combo,
     Found,
     Profiles,
+    canonical,
     combos_of,
     decode,
     discover,
@@ -482,15 +492,15 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = name_where(profiles, find_cores(profiles, judged_in_order, totals, names,
                                                       min_support), totals, names, min_support)
     situations = []
-    for index, (item, mask, verdict, judged) in enumerate(judged_in_order):
-        coordinates = profiles.named(item.coordinates)
+    named = _canonical_names(profiles, [item for item, _, _, _ in judged_in_order])
+    for index, (coordinates, (_, mask, verdict, judged)) in enumerate(
+            zip(named, judged_in_order, strict=True)):
         label = situation_label(coordinates)
         counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
         rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
                 totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
-        inside = [situation_label(profiles.named(other.coordinates))
-                  for other, other_mask, _, _ in judged_in_order[:index]
-                  if int(profiles.n[mask & other_mask].sum())]
+        inside = [situation_label(named[other]) for other, (_, other_mask, _, _)
+                  in enumerate(judged_in_order[:index]) if int(profiles.n[mask & other_mask].sum())]
         reason = verdict.reason
         if judged != counts:
             reason = f"without the conversations of {' and '.join(inside)}: {reason}"
@@ -516,6 +526,21 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority
                                / total if total else 0.0}) for s in situations]
     return sorted(situations, key=lambda s: (order[s.status], -s.priority, s.label))
+
+
+def _canonical_names(profiles: Profiles, found: Sequence[Found],
+                     ) -> list[tuple[tuple[str, str], ...]]:
+    """Each situation's name, by the axes first in the canonical order where other
+    coordinates hold exactly its conversations (:func:`processor._discovery.canonical`),
+    unless another situation already has that name."""
+    names = [profiles.named(item.coordinates) for item in found]
+    taken = set(names)
+    for index, item in enumerate(found):
+        renamed = profiles.named(canonical(profiles, item.coordinates))
+        if renamed not in taken:
+            names[index] = renamed
+            taken.add(renamed)
+    return names
 
 
 def _cells(profiles: Profiles, combos: Sequence[Combo], mask: np.ndarray) -> tuple[str, ...]:

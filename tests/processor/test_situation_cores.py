@@ -481,3 +481,33 @@ def test_a_tool_group_is_not_split_by_a_chance_lean_of_the_usual_stance(
     # members land and holds about half of any group: it names no group of its own
     assert _flagged_in_stream(store, name, tool) == {
         f"tool={tool} & world_state=missing": "new"}
+
+
+def test_two_call_cells_that_tie_are_named_in_the_canonical_axis_order(store: Store) -> None:
+    # a tau2 stream (seed 390 of bench/processor_precision.py --openings test2), replayed
+    # whole: conflicting users fail on missing things in both versions (10 of 18, 11 of 21).
+    # The stance as a whole is no clear status; both versions pooled, the group is one call
+    # value narrower, and there world_state=missing and tool_condition=not_found hold the
+    # same conversations. The tie goes to the world state, as in discovery (AXIS_ORDER)
+    flagged = _flagged_in_stream(store, "tau2-390-test2", "conflicting")
+    assert flagged == {"user_stance=conflicting & world_state=missing": "persistent"}
+
+
+def test_a_name_of_the_same_conversations_reads_in_the_canonical_axis_order(
+        store: Store) -> None:
+    # a name made after discovery (here by two periods pooled) can hold a coordinate whose
+    # conversations an earlier axis holds just as well: inside conflicting users, the
+    # not_found answers are exactly the missing things. It is named by the world state, as
+    # discovery names such a tie; a tool condition that narrows nothing stays as it is
+    scenario = Scenario()
+    for version, seed in (("v1", 41), ("v2", 42)):
+        scenario.background(version, 1300, 0.12, seed, tool=("lookup", "refund", "update"),
+                            user_stance=_STANCES)
+    for version in ("v1", "v2"):
+        scenario.add(version, 11, 9, tool_condition="not_found", world_state="missing",
+                     user_stance="conflicting")
+        scenario.add(version, 2, 40, tool_condition="not_found", world_state="missing")
+    situations = _run(store, scenario)
+
+    flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
+    assert flagged == {"user_stance=conflicting & world_state=missing": "persistent"}
