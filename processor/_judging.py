@@ -52,8 +52,8 @@ def judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
                                 profiles.named(pair[0].coordinates)))
     failing = profiles.graded & profiles.failed
 
-    def judge(mask: np.ndarray, before: Sequence[np.ndarray]) -> tuple[
-            Verdict | None, list[tuple[int, int]]]:
+    def judge(mask: np.ndarray, before: Sequence[np.ndarray], support: int = min_support,
+              ) -> tuple[Verdict | None, list[tuple[int, int]]]:
         claimed = np.zeros(len(profiles.n), dtype=bool)
         for other in before:
             claimed |= other
@@ -65,7 +65,7 @@ def judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
         # what a superset has left after the situations inside it is a second look at
         # conversations already explained: each such look is one more test (Bonferroni)
         alpha = ALPHA / len(kept) if judged != counts else ALPHA
-        return decide((g_now, f_now, g_before, f_before), rest, names, min_support,
+        return decide((g_now, f_now, g_before, f_before), rest, names, support,
                         alpha), judged
 
     judged_in_order: list[tuple[Found, np.ndarray, Verdict, list[tuple[int, int]]]] = []
@@ -85,16 +85,22 @@ def judge_all(profiles: Profiles, kept: Sequence[tuple[Found, np.ndarray]],
                 item, mask, verdict, judged = (sibling, sibling_mask, sibling_verdict,
                                                sibling_judged)
         # a situation inside it with the same status, whose failing members it holds, is
-        # a fragment of one group when its own rest fails the same way: it reports the group
+        # a fragment of one group when its own rest fails the same way: it reports the group.
+        # A rest too small to judge (low support) fails the same way when it would have
+        # that status with no minimum
+        status = verdict.status
+        if status == "uncertain" and verdict.low_support:
+            loose, _ = judge(mask, [m for _, m, _, _ in judged_in_order], support=0)
+            status = loose.status if loose is not None else status
         parts = {i for i, (inner, other, other_verdict, _) in enumerate(judged_in_order)
-                 if other_verdict.status == verdict.status
+                 if other_verdict.status == status != "uncertain"
                  and int(profiles.n[other & mask & failing].sum())
                  >= COINCIDE * int(profiles.n[other & failing].sum())
                  and not _apart(profiles, item, mask, inner, other, verdict)}
         if parts:
             remaining = [e for i, e in enumerate(judged_in_order) if i not in parts]
             whole, whole_judged = judge(mask, [m for _, m, _, _ in remaining])
-            if whole is not None and whole.status == verdict.status:
+            if whole is not None and whole.status == status:
                 judged_in_order, verdict, judged = remaining, whole, whole_judged
         judged_in_order.append((item, mask, verdict, judged))
     return judged_in_order

@@ -511,3 +511,16 @@ def test_a_name_of_the_same_conversations_reads_in_the_canonical_axis_order(
 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert flagged == {"user_stance=conflicting & world_state=missing": "persistent"}
+
+
+def test_a_fragment_whose_group_has_too_few_conversations_left_is_the_group(
+        store: Store) -> None:
+    # a tau2 stream (seed 395 of bench/processor_precision.py --openings test3), replayed
+    # whole: mistaken users changing flights fail in both versions (16 of 20, 20 of 28),
+    # whether the flights tool answered with an error or not. Discovery found the error
+    # answers of mistaken users too (10 of 13, 11 of 16; nearly all of them changing
+    # flights), judged first as the smaller: what it left of the flights group (8 of 9, 9 of
+    # 13) is too few to judge (fewer than 10 graded), though it fails the same way. It is a
+    # fragment of the flights group, which is reported whole, persistent
+    flagged = _flagged_in_stream(store, "tau2-395-test3", "mistaken")
+    assert flagged == {"tool=update_reservation_flights & user_stance=mistaken": "persistent"}
