@@ -147,8 +147,8 @@ failing in both, inside one world state, make a persistent cell that is one new 
 persistent situation. Of several such pairs the one with the most failing members in exactly
 one of its two cells is taken, so a broad value that holds one group and part of the other
 (``tool_condition=success`` around a tool group) loses to the tool itself
-(:mod:`processor._mixtures`). On a read axis, ``a`` is never the axis' most common value
-(``ordinary``, as in *Siblings*): where misread members land holds about half of any
+(:mod:`processor._mixtures`). On a read axis, ``a`` is never the value that marks nothing
+(``ordinary``, ``UNMARKED``): where misread members land holds about half of any
 group's failing members, so a chance lean of a call value towards the other half makes one
 group look like two disjoint ones (a tool group on missing things, 28 of 38 failing, whose
 members without an evaluation were by chance nearly all read ordinary, was split into
@@ -259,6 +259,18 @@ others left in the rest by the same conditions: a core can be a group's misread 
 members read hurried, 8 of 26 failing; hurried, judged alone, is no status), and its
 failures are then what the group leaked.
 
+**Across values.** A group read right for part of its members can also be found in two
+broad cells at once: unsure users of already-done actions, failing in v1, made two roaming
+tools' cells fail there, and each tool's cell was narrowed to its unsure users, two fixed
+situations that differ by the tool only. So two situations with one status and the same
+coordinates but one, on the same axis, are replaced by their shared coordinates and one
+of another axis (named without what narrows nothing) whose cell holds ``COINCIDE`` of the
+failing members of each in the period deciding their status, with a larger excess than
+either, when neither merely is a part of it (stands out from the rest of it, rule 3) and
+the cell, judged with the others, keeps the status; the other situation, judged inside
+it, is then its fragment (*Supersets*). Of several such cells, the one with the largest
+excess (:mod:`processor._across`).
+
 **Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
 the tool says where a group fails, and the generator aims at it: a situation without a tool
 (``world_state=already_acted_on``, filled mostly by one tool's group) is named by the tool
@@ -302,7 +314,8 @@ situation already bears the new name. A coordinate that narrows nothing keeps it
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes: :mod:`processor._judging`; read-axis cores and where it fails:
-:mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; statuses and their
+:mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; across values:
+:mod:`processor._across`; statuses and their
 sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
@@ -346,6 +359,7 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
+from processor._across import merge_across
 from processor._discovery import (
     ALPHA,
     COINCIDE,
@@ -493,8 +507,9 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
                                      totals, names, min_support)
     judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_pooled(profiles, judged_in_order, totals, names, min_support)
-    judged_in_order = name_where(profiles, find_cores(profiles, judged_in_order, totals, names,
-                                                      min_support), totals, names, min_support)
+    judged_in_order = find_cores(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
     situations = []
     named = _canonical_names(profiles, [item for item, _, _, _ in judged_in_order])
     for index, (coordinates, (_, mask, verdict, judged)) in enumerate(
