@@ -41,6 +41,15 @@ def _background(scenario: Scenario, seed: int, world_state: str, size: int) -> N
                             world_state=(world_state,), user_stance=_STANCES)
 
 
+def _store_background(scenario: Scenario, seed: int, rates: tuple[float, float],
+                      tools: tuple[str, ...] = ("lookup", "refund", "update")) -> None:
+    """1,300 conversations per version over ``tools`` and every stance, failing at
+    ``rates`` (v1, v2), drawn with seeds ``seed`` and ``seed + 1``."""
+    for version, rate, offset in (("v1", rates[0], 0), ("v2", rates[1], 1)):
+        scenario.background(version, 1300, rate, seed + offset, tool=tools,
+                            user_stance=_STANCES)
+
+
 def _read_60_percent(scenario: Scenario, version: str, failed: int, passed: int,
                      stance: str, **coordinates: str) -> None:
     """A group of ``failed + passed`` members (38) on every tool, whose stance reads right
@@ -286,9 +295,7 @@ def test_a_new_group_over_every_stance_is_not_split_into_the_stances_it_reads_mo
     # those two stances stand out; but frustrated and hurried fail 78% in v2 too: one group
     # over every stance, reported as the cell
     scenario = Scenario()
-    for version, seed in (("v1", 93), ("v2", 94)):
-        scenario.background(version, 1300, 0.12, seed, tool=("lookup", "refund", "update"),
-                            user_stance=_STANCES)
+    _store_background(scenario, 93, (0.12, 0.12))
     for version, stance, failed, passed in (
             ("v1", "conflicting", 0, 23), ("v1", "frustrated", 1, 11), ("v1", "hurried", 0, 5),
             ("v1", "ordinary", 1, 30), ("v1", "unsure", 2, 27), ("v2", "conflicting", 24, 7),
@@ -342,9 +349,7 @@ def test_a_tool_condition_failing_in_both_versions_names_its_tool(store: Store) 
     # significance discovery asks for, so the tool is kept, and as a whole it is no clear
     # status. Both versions pooled they do: the timeouts are a persistent group
     scenario = Scenario()
-    for version, seed in (("v1", 97), ("v2", 98)):
-        scenario.background(version, 1300, 0.11 if version == "v1" else 0.16, seed,
-                            tool=("lookup", "refund", "update"), user_stance=_STANCES)
+    _store_background(scenario, 97, (0.11, 0.16))
     for version, condition, failed, passed in (
             ("v1", "not_found", 3, 11), ("v1", "permission_denied", 0, 3),
             ("v1", "success", 9, 56), ("v1", "timeout", 14, 24),
@@ -369,9 +374,7 @@ def test_a_situation_whose_rest_is_background_is_named_by_the_tool_holding_its_f
     # significantly less). That rest is background, so the tool names the group
     scenario = Scenario()
     tools = ("lookup", "refund", "update", "get_flight_status", "refuel_data")
-    for version, seed in (("v1", 99), ("v2", 100)):
-        scenario.background(version, 1300, 0.115 if version == "v1" else 0.13, seed,
-                            tool=tools, user_stance=_STANCES)
+    _store_background(scenario, 99, (0.115, 0.13), tools)
     for version, tool, failed, passed in (
             ("v1", "get_flight_status", 25, 13), ("v2", "get_flight_status", 25, 13),
             ("v1", "refuel_data", 18, 20), ("v2", "refuel_data", 3, 35),
@@ -500,9 +503,7 @@ def test_a_name_of_the_same_conversations_reads_in_the_canonical_axis_order(
     # not_found answers are exactly the missing things. It is named by the world state, as
     # discovery names such a tie; a tool condition that narrows nothing stays as it is
     scenario = Scenario()
-    for version, seed in (("v1", 41), ("v2", 42)):
-        scenario.background(version, 1300, 0.12, seed, tool=("lookup", "refund", "update"),
-                            user_stance=_STANCES)
+    _store_background(scenario, 41, (0.12, 0.12))
     for version in ("v1", "v2"):
         scenario.add(version, 11, 9, tool_condition="not_found", world_state="missing",
                      user_stance="conflicting")
