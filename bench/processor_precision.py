@@ -22,9 +22,10 @@ Two corpora:
 **Matching rule (tau2).** Every planted situation has a *deciding period*: the latest
 model version for new and persistent, the previous one for fixed (where its failures
 are). A reported situation *matches* a planted one when their failing members in that
-period overlap with Jaccard >= 0.5 (the reported side's failing members are its
-``situation_members`` rows of that period with ``failed``). A match is *correct* when the
-reported status equals the planted status. Then, per status s:
+period overlap with Jaccard >= 0.5 (the reported side's failing members are its own
+``situation_members`` rows of that period with ``failed``: ``own``, outside the situations
+it was judged without; ``--members all`` scores every row, as reports did before). A
+match is *correct* when the reported status equals the planted status. Then, per status s:
 
 * recall(s): planted situations of status s with a correct match;
 * precision(s): reported situations of status s that correctly match a planted one
@@ -33,7 +34,7 @@ reported status equals the planted status. Then, per status s:
 * exactly one: planted situations matched by exactly one reported situation of status
   new, persistent or fixed (uncertain ones are not counted as reports);
 * flagged supersets: reported situations of status new, persistent or fixed that are not
-  a correct match of any planted situation and whose members (all periods) hold at least
+  a correct match of any planted situation and whose own members (all periods) hold at least
   90% of a planted situation's members and at least 1.5 times as many conversations;
 * missed but named exactly (a diagnostic, not a target): planted situations without a
   correct match that a report names by exactly their coordinates, with their status, yet
@@ -160,18 +161,24 @@ def _deciding(planted: PlantedSituation,
     return period, frozenset(c for c in planted.members_by_version[version] if c in failed)
 
 
+def _same_name(label: str, other: str) -> bool:
+    return set(label.split(" & ")) == set(other.split(" & "))
+
+
 def _superset(members: frozenset[str], planted: Sequence[str]) -> bool:
     inside = frozenset(planted)
     return len(members & inside) >= SUPERSET_COVER * len(inside) and \
         len(members) >= SUPERSET_GROWTH * len(inside)
 
 
-def _reported(store: Store) -> list[_Reported]:
+def _reported(store: Store, members_of: str = "own") -> list[_Reported]:
+    """The stored situations with their own members (``members_of="all"``: every member)."""
     rows = store.query("SELECT situation_id, label, status FROM situations ORDER BY priority DESC")
     members: dict[str, set[str]] = {}
     failing: dict[str, dict[str, set[str]]] = {}
     for situation_id, conversation_id, period, failed in store.query(
-            "SELECT situation_id, conversation_id, period, failed FROM situation_members"):
+            "SELECT situation_id, conversation_id, period, failed FROM situation_members "
+            "WHERE ? OR coalesce(own, true)", [members_of == "all"]):
         members.setdefault(situation_id, set()).add(conversation_id)
         if failed and period is not None:
             failing.setdefault(situation_id, {}).setdefault(period, set()).add(conversation_id)
@@ -218,7 +225,7 @@ def _plan_share(store: Store, planted_members: frozenset[str], rollouts: int,
 
 def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
                  verbose: bool, options: ProcessOptions | None = None,
-                 openings: str = "test") -> Tally:
+                 openings: str = "test", members_of: str = "own") -> Tally:
     """Build, store and process one tau2 stream; compare its situations with the truth."""
     from tests.support.tau2_stream import STANCE_DATA, tau2_stream
 
@@ -235,7 +242,7 @@ def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
     try:
         process(store, options or ProcessOptions(), credentials=dict(os.environ))
         processed = time.perf_counter() - started - built - stored
-        reported = _reported(store)
+        reported = _reported(store, members_of)
         readings = _readings(store, stream.expected)
         flagged = [r for r in reported if r.status in STATUSES]
         tally.reported.update(r.status for r in reported)
@@ -249,8 +256,8 @@ def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
             correct = [r for r in matches if r.status == planted.status]
             if correct:
                 tally.hits[planted.status] += 1
-            elif any(r.status == planted.status and set(r.label.split(" & "))
-                     == set(planted.label.split(" & ")) for r in reported):
+            elif any(r.status == planted.status and _same_name(r.label, planted.label)
+                     for r in reported):
                 tally.named_only += 1
             matched_reports.update(r.situation_id for r in correct)
             if len([r for r in matches if r.status in STATUSES]) == 1:
@@ -426,6 +433,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "(bench/data/stance/): dev+dev2(+dev3+dev4) while tuning, "
                              "test2 or test3 for reports (default test, as earlier "
                              "reports; test has leaked into tuning).")
+    parser.add_argument("--members", choices=("own", "all"), default="own",
+                        help="tau2: score each reported situation by its own members "
+                             "(default: outside the situations it was judged without) or "
+                             "by all conversations matching its coordinates.")
     args = parser.parse_args(argv)
     options = ProcessOptions(stance_model=args.stance_model)
     print("$ python " + shlex.join(sys.argv if argv is None else ["bench/processor_precision.py",
@@ -442,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         total = Tally()
         for seed in seeds:
             total.add(measure_tau2(seed, args.conversations, args.rollouts, work, args.verbose,
-                                   options, args.openings))
+                                   options, args.openings, args.members))
         _print_total(total, seeds, args.conversations)
     return 0
 

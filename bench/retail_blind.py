@@ -9,7 +9,8 @@ scored against the ground truth the generator kept aside.
 Matching (member overlap, on failing conversations of both versions):
 
 * ``F_P``: failing conversations of planted situation P; ``F_R``: failing members of
-  reported situation R (its ``member_ids`` that failed).
+  reported situation R (its ``own_member_ids`` that failed: outside the situations it was
+  judged without; ``--members all``: its ``member_ids``, every conversation matching it).
 * R *overlaps* P when ``jaccard(F_R, F_P) >= 0.5`` or ``|F_R & F_P| >= 0.5 |F_P|``, and
   ``|F_R & F_P| >= 0.5 |F_R|`` (R is mostly P, not background noise or other situations).
 * R *matches* P when it overlaps P and has P's status.
@@ -126,8 +127,8 @@ def _tracemill(db: Path, *args: str) -> str:
 
 
 def score(conversations: Sequence[Conversation], situations: Sequence[dict[str, Any]],
-          seed: int, seconds: dict[str, float]) -> SeedResult:
-    """Score one map against the ground truth."""
+          seed: int, seconds: dict[str, float], members_of: str = "own") -> SeedResult:
+    """Score one map against the ground truth (``members_of``: ``own`` or ``all``)."""
     failing = {c.conversation_id for c in conversations if not c.passed}
     planted_of = {c.conversation_id: c.planted for c in conversations}
     status_of = {p.key: p.status for p in PLANTED}
@@ -135,7 +136,7 @@ def score(conversations: Sequence[Conversation], situations: Sequence[dict[str, 
                      if c.planted == p.key and not c.passed} for p in PLANTED}
     info: list[dict[str, Any]] = []
     for s in situations:
-        members = set(s.get("member_ids") or [])
+        members = set(s.get("own_member_ids" if members_of == "own" else "member_ids") or [])
         f_r = members & failing
         best: tuple[float, str | None] = (0.0, None)
         overlaps: list[str] = []
@@ -206,7 +207,7 @@ def score(conversations: Sequence[Conversation], situations: Sequence[dict[str, 
 
 def run_seed(seed: int, total: int, keep: Path | None,
              planted_per_version: int | None = None,
-             stance_model: str | None = None) -> SeedResult:
+             stance_model: str | None = None, members_of: str = "own") -> SeedResult:
     """Generate, ingest, process, map and score one seed (``stance_model``: the
     ``--stance-model`` of every command that processes; None: patterns only)."""
     model = ("--stance-model", stance_model) if stance_model else ()
@@ -239,7 +240,7 @@ def run_seed(seed: int, total: int, keep: Path | None,
                 [{"id": c.conversation_id, "version": c.version, "planted": c.planted,
                   "passed": c.passed, "stance": c.stance, "layout": c.layout,
                   "opening": c.opening} for c in conversations], indent=0))
-        result = score(conversations, situations, seed, seconds)
+        result = score(conversations, situations, seed, seconds, members_of)
         result.diagnostics = diagnose(conversations, records)
         return result
 
@@ -330,12 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--stance-model", metavar="SPEC", default=None,
                         help="Passed to tracemill process, map and conversations (builtin, "
                              "openai:MODEL, ...; default: the pattern stance only).")
+    parser.add_argument("--members", choices=("own", "all"), default="own",
+                        help="Score a situation by its own members (default: outside the "
+                             "situations it was judged without) or by all of them.")
     args = parser.parse_args(argv)
     print("command: " + " ".join([Path(sys.executable).name, *sys.argv]))
     results = []
     for seed in args.seeds:
         result = run_seed(seed, args.conversations, args.keep, args.planted_per_version,
-                          args.stance_model)
+                          args.stance_model, args.members)
         print_seed(result)
         results.append(result)
         sys.stdout.flush()

@@ -80,7 +80,7 @@ class MapCell:
     low_support: bool
     """Fewer than the minimum graded conversations in the latest period."""
     sources: tuple[str, ...]
-    """Ids of its source conversations (members), failing first (see
+    """Ids of its source conversations (members), its own first, then failing ones (see
     :data:`SOURCES_PER_CELL`)."""
 
 

@@ -22,6 +22,7 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from processor.coordinates import coordinate_label
+from processor.stats import wilson
 from tracemill.store import load_sql
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "Interval",
     "PeriodRecord",
     "SituationRecord",
+    "members_text",
     "read_cells",
     "read_members",
     "read_situations",
@@ -91,9 +93,24 @@ class SituationRecord(BaseModel):
     budget_share: float = Field(description="Share of a generation budget it gets.")
     conversations: int = Field(description="Member conversations, all periods.")
     cells: list[str] = Field(description="Labels of the pair cells it stands for.")
-    examples: list[str] = Field(description="A few member conversation ids, failing ones of "
-                                            "the latest period first.")
-    member_ids: list[str] = Field(description="Every member conversation id.")
+    examples: list[str] = Field(description="A few of its own member conversation ids, "
+                                            "failing ones of the latest period first.")
+    member_ids: list[str] = Field(description="Every member conversation id (every "
+                                              "conversation matching its coordinates), its "
+                                              "own first.")
+    judged_without: list[str] = Field(
+        default_factory=list,
+        description="Ids of the situations inside it whose conversations its status was "
+                    "decided without (the reason names them).")
+    own_member_ids: list[str] = Field(
+        default_factory=list,
+        description="Its own member conversation ids: those of no situation in "
+                    "judged_without, the conversations its status was decided on.")
+    own_latest: PeriodRecord | None = Field(
+        default=None, description="Its own members in the latest period (None when "
+                                  "judged_without is empty: then all members are its own).")
+    own_previous: PeriodRecord | None = Field(
+        default=None, description="Its own members in the previous period.")
     computed_unix_nano: int = Field(description="When processing computed it.")
 
 
@@ -127,6 +144,13 @@ def _period(version: str | None, graded: int, failed: int, low: float | None,
                         interval=_interval(low, high) if graded else None, baseline=baseline)
 
 
+def _own_period(counts: list[int], version: str | None,
+                baseline: float | None) -> PeriodRecord:
+    graded, failed = counts
+    low, high = wilson(failed, graded)
+    return _period(version, graded, failed, low, high, baseline)
+
+
 def _rows(cursor: duckdb.DuckDBPyConnection, name: str,
           params: list[Any] | None = None) -> list[dict[str, Any]]:
     relation = cursor.execute(load_sql("processor", name), params or [])
@@ -145,15 +169,27 @@ def read_situations(cursor: duckdb.DuckDBPyConnection,
     """The stored situations (or the one with ``situation_id``), worst first: new,
     persistent, uncertain, fixed; by priority within a status."""
     members: dict[str, list[str]] = {}
+    own: dict[str, list[str]] = {}
+    own_counts: dict[tuple[str, str], list[int]] = {}  # (situation, period) -> graded, failed
     examples: dict[str, list[str]] = {}
     for row in _rows(cursor, "situation_members.sql", [situation_id]):
         members.setdefault(row["situation_id"], []).append(row["conversation_id"])
+        if row["own"]:
+            own.setdefault(row["situation_id"], []).append(row["conversation_id"])
+            if row["failed"] is not None:
+                counts = own_counts.setdefault((row["situation_id"], row["period"]), [0, 0])
+                counts[0] += 1
+                counts[1] += bool(row["failed"])
         if row["example"]:
             examples.setdefault(row["situation_id"], []).append(row["conversation_id"])
     records = []
     for row in _rows(cursor, "stored_situations.sql", [situation_id]):
         ident = row["situation_id"]
         ids = members.get(ident, [])
+        judged_without = json.loads(row["judged_without"])
+        own_periods = [_own_period(own_counts.get((ident, period), [0, 0]),
+                                   row[f"{period}_version"], row[f"baseline_{period}"])
+                       if judged_without else None for period in ("latest", "previous")]
         records.append(SituationRecord(
             situation_id=ident, label=row["label"],
             coordinates=[Coordinate(**c) for c in json.loads(row["coordinates"])],
@@ -168,14 +204,26 @@ def read_situations(cursor: duckdb.DuckDBPyConnection,
             priority=row["priority"], budget_share=row["budget_share"],
             conversations=row["conversations"], cells=json.loads(row["cells"]),
             examples=examples.get(ident, [])[:EXAMPLES], member_ids=ids,
+            judged_without=judged_without, own_member_ids=own.get(ident, []),
+            own_latest=own_periods[0], own_previous=own_periods[1],
             computed_unix_nano=row["computed_unix_nano"]))
     records.sort(key=lambda r: (STATUS_ORDER.get(r.status, 9), -r.priority, r.label))
     return records
 
 
+def members_text(situation: SituationRecord) -> str:
+    """``86 members`` or, for a situation judged without others inside it, ``85 members
+    (47 its own, the rest in the situations it was judged without)``."""
+    text = f"{len(situation.member_ids)} members"
+    if situation.judged_without:
+        text += (f" ({len(situation.own_member_ids)} its own, the rest in the situations it "
+                 "was judged without)")
+    return text
+
+
 def read_members(cursor: duckdb.DuckDBPyConnection, situation_id: str) -> list[str]:
-    """Every member conversation id of one situation, failing ones of the latest period
-    first."""
+    """Every member conversation id of one situation: its own first, failing ones of the
+    latest period first within each."""
     return [row["conversation_id"]
             for row in _rows(cursor, "situation_members.sql", [situation_id])]
 

@@ -17,7 +17,7 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from processor.failure_map import Periods
-from processor.map_records import STATUS_ORDER, SituationRecord
+from processor.map_records import STATUS_ORDER, SituationRecord, members_text
 from processor.summary import describe, summary
 from processor.terminal import rate_text
 from tracemill.store import load_sql
@@ -217,7 +217,7 @@ def to_markdown(report: TraceReport) -> str:
                                  [[b.conversation_id, b.model_version or "-",
                                    b.outcome or "ungraded", b.first_ask or "(not captured)"]
                                   for b in briefs]), ""]
-            parts += [f"All {len(situation.member_ids)} members: `tracemill map --situation "
+            parts += [f"All {members_text(situation)}: `tracemill map --situation "
                       f"{situation.situation_id} --conversations`", ""]
     else:
         parts += ["No situation: nothing fails more than the rest.", ""]

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from processor.conversation_records import ConversationRecord
-from processor.map_records import PeriodRecord, SituationRecord
+from processor.map_records import PeriodRecord, SituationRecord, members_text
 from processor.report import TraceReport, intro
 from processor.summary import describe, sentence
 from processor.terminal import rate_text
@@ -149,11 +149,11 @@ def _situation_section(report: TraceReport, situation: SituationRecord,
             _e(c) for c in situation.cells) + "</small></p>"
     return (f'<section class="situation" id="{_anchor(situation.situation_id)}">'
             f"<h3>{_status(situation)} {_e(situation.label)}</h3>"
-            f"<p>{_e(sentence(situation))}</p>"
+            f"<p>{_e(sentence(situation, {s.situation_id: s for s in report.situations}))}</p>"
             f"<p>{_e(describe(situation.coordinates))}: {coordinates}. "
             f"{_e(situation.reason)}</p>{cells}"
             f"<h4>Member conversations ({situation.conversations})</h4>{members}"
-            f"{rendered}<details><summary>all {len(situation.member_ids)} member ids"
+            f"{rendered}<details><summary>all {_e(members_text(situation))}: ids"
             f"</summary><p>{ids}</p></details></section>")
 
 

@@ -63,7 +63,12 @@ over both periods is kept.
 **Supersets are judged without what they hold.** Situations are judged smallest first;
 each one's status is decided on its members that belong to no situation judged before it
 (the reason says so: "without the conversations of ..."), against the period's
-conversations outside it. Such a second look at conversations partly explained already is
+conversations outside it. Those are its *own* members (``situation_members.own``; the
+situations it was judged without are its ``judged_without``): its examples, and the first
+sources generation draws from it, are its own, so that a broad cell reported for a group
+inside it read right for half of its members (hurried users of already-done actions) does
+not hand out the conversations of another group in the same cell (a tool failing there in
+both versions). Such a second look at conversations partly explained already is
 one more test per situation found, so it is made at ``ALPHA`` / the number of situations
 (Bonferroni). A situation whose remaining members fail significantly in neither period is
 dropped: its excess was explained by the situations inside it. When the remaining members
@@ -82,7 +87,7 @@ misread, so a fragment of a group on it would fail like its rest; failing far mo
 against 24% in a world state whose rest holds a half-misread stance group), it is a group
 of its own, kept beside it. Its counts and members (``situation_members``) are all
 conversations matching its coordinates; p, the difference and the priority are those of
-the judged members.
+the judged members, its own.
 
 **Siblings.** A cell can hold two groups that fail at the same rate in one period (two
 stances in one world state, one persistent and one fixed): discovery in that period
@@ -442,6 +447,9 @@ class Situation:
     """Share of a generation budget (see the module docstring)."""
     cells: tuple[str, ...]
     """Labels of the cells (pairs and single coordinates) it stands for."""
+    judged_without: tuple[str, ...] = ()
+    """Ids of the situations judged before it whose conversations its status was decided
+    without (see *Supersets*): its own members are those outside them."""
 
     @property
     def fail_rate_latest(self) -> float | None:
@@ -523,6 +531,8 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         reason = verdict.reason
         if judged != counts:
             reason = f"without the conversations of {' and '.join(inside)}: {reason}"
+        else:
+            inside = []
         (g_now, f_now), (g_before, f_before) = judged
         rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
             (f_before / g_before, g_before) if g_before else (0.0, 0))
@@ -539,7 +549,8 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
             difference=verdict.difference, p_value=verdict.p_value, compared=verdict.compared,
             status=verdict.status, reason=reason, low_support=verdict.low_support,
             priority=priority, budget_share=0.0,
-            cells=_cells(profiles, combos, mask)))
+            cells=_cells(profiles, combos, mask),
+            judged_without=tuple(situation_id(label) for label in inside)))
     total = sum(s.priority for s in situations)
     order = {"new": 0, "persistent": 1, "uncertain": 2, "fixed": 3}
     situations = [Situation(**{**s.__dict__, "budget_share": (1 - exploration) * s.priority

@@ -83,10 +83,19 @@ def _counts(period: PeriodRecord) -> str:
     return f"{period.failed}/{period.graded}"
 
 
-def sentence(situation: SituationRecord) -> str:
-    """One plain sentence saying what happened to ``situation``."""
+def sentence(situation: SituationRecord,
+             inside: Mapping[str, SituationRecord] | None = None) -> str:
+    """One plain sentence saying what happened to ``situation``. A situation judged without
+    the situations inside it (``inside``: the map's situations by id) speaks of its own
+    members, apart from theirs."""
     what = describe(situation.coordinates)
     now, before = situation.latest, situation.previous
+    if situation.judged_without and situation.own_latest and situation.own_previous:
+        now, before = situation.own_latest, situation.own_previous
+        known = [describe(inside[i].coordinates) for i in situation.judged_without
+                 if inside and i in inside]
+        what += (f" (apart from {' and '.join(known)})" if known
+                 else " (apart from the situations inside it)")
     named = now.version is not None and before.version is not None
     latest = now.version or "the later half"
     previous = before.version or "the earlier half"
@@ -120,4 +129,6 @@ def sentence(situation: SituationRecord) -> str:
 
 def summary(situations: Sequence[SituationRecord]) -> list[str]:
     """A sentence per situation, in the order given (worst first)."""
-    return [sentence(situation) for situation in situations if situation.status != "passing"]
+    by_id = {situation.situation_id: situation for situation in situations}
+    return [sentence(situation, by_id) for situation in situations
+            if situation.status != "passing"]

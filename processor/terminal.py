@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from processor.conversation_records import ConversationRecord
-from processor.map_records import CellRecord, PeriodRecord, SituationRecord
+from processor.map_records import CellRecord, PeriodRecord, SituationRecord, members_text
 
 __all__ = [
     "cells_table",
@@ -118,7 +118,7 @@ def situation_text(situation: SituationRecord,
     elif situation.examples:
         lines.append("examples: " + ", ".join(safe(i) for i in situation.examples)
                      + " (`tracemill conversations show ID`)")
-    lines.append(f"all {len(situation.member_ids)} members: tracemill map --situation "
+    lines.append(f"all {members_text(situation)}: tracemill map --situation "
                  f"{situation.situation_id} --conversations")
     return "\n".join(lines)
 

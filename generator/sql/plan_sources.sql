@@ -1,12 +1,14 @@
 -- Source conversations of every situation ($1: most per situation), from the members the
--- processor stored (situation_members; never derived again here): failing ones first, then
--- the most recent, then by id (so the choice is deterministic). Each comes with its
+-- processor stored (situation_members; never derived again here): its own first (outside
+-- the situations it was judged without, whose conversations are theirs to seed), failing
+-- ones first, then the most recent, then by id (so the choice is deterministic). Each comes with its
 -- coordinates from the coordinates view (processor/sql/coordinates.sql).
 WITH ranked AS (
     SELECT m.situation_id, m.conversation_id, coalesce(m.failed, false) AS failed,
            row_number() OVER (
                PARTITION BY m.situation_id
-               ORDER BY coalesce(m.failed, false) DESC, v.start_unix_nano DESC,
+               ORDER BY coalesce(m.own, true) DESC, coalesce(m.failed, false) DESC,
+                        v.start_unix_nano DESC,
                         m.conversation_id) AS rank
     FROM situation_members m
     JOIN conversations v USING (conversation_id)

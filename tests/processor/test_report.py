@@ -30,7 +30,7 @@ from tracemill.store import Store, open_store
 
 _INSERT_SITUATION = (
     "INSERT INTO situations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 
 
@@ -45,7 +45,7 @@ def _situation_row(situation_id: str, label: str, coordinates: list[dict[str, st
             g_now, f_now, g_before, f_before, f_now / g_now if g_now else None, low_now,
             high_now, f_before / g_before if g_before else None, low_before, high_before,
             0.1, 0.1, -0.2, 0.3, 0.5, "versions", status, reason, low_support, 1.0, share,
-            json.dumps([label]), 1)
+            json.dumps([label]), 1, "[]")
 
 
 @pytest.fixture
@@ -86,7 +86,8 @@ def store(tmp_path: Path) -> Iterator[Store]:
                                                          False),
             ("s-cccccccccc", "conv-4", "previous", False),
             ("s-cccccccccc", "conv-5", "latest", False)]:
-        opened.query("INSERT INTO situation_members VALUES (?, ?, ?, ?)",
+        opened.query("INSERT INTO situation_members (situation_id, conversation_id, period, "
+                     "failed) VALUES (?, ?, ?, ?)",
                      (situation, conversation, period, failed))
     try:
         yield opened

@@ -9,11 +9,15 @@ usual one. A broad cell holding such groups must still be reported as the groups
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from generator.plan_inputs import load_plan_inputs
+from processor.map_records import read_situations
+from processor.summary import sentence
 from tests.processor.test_situations import Row, Scenario, _members, _run
 from tracemill.store import Store, open_store
 
@@ -537,3 +541,56 @@ def test_one_stance_group_found_in_two_tools_is_named_by_the_cell_holding_both(
     # stands out from it: one group, reported once
     flagged = _flagged_in_stream(store, "tau2-399-test2", "unsure")
     assert flagged == {"user_stance=unsure & world_state=already_acted_on": "fixed"}
+
+
+def test_a_superset_judged_without_a_group_inside_it_lists_its_own_members(
+        store: Store) -> None:
+    # a tau2 stream (seed 415 of bench/processor_precision.py --openings test2), replayed
+    # whole: hurried users of already-done actions fail in v1 and pass in v2, read hurried
+    # for about half of them, so the group is reported as its world state; enable_roaming
+    # fails there in both versions. The world state is judged without the roaming group
+    # (fixed: 24/44 -> 3/47), and its own members are those it was judged on: the roaming
+    # group's conversations are listed, but as the roaming group's, never as examples or
+    # first sources for generation
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / "tau2-415-test2-cells.csv")
+    situations = _run(store, scenario)
+    broad = situations["world_state=already_acted_on"]
+    inner = situations["tool=enable_roaming & world_state=already_acted_on"]
+    assert (broad.status, inner.status) == ("fixed", "persistent")
+    assert broad.reason.startswith(f"without the conversations of {inner.label}: ")
+
+    every = _members(store, broad.situation_id)
+    own = {c for (c,) in store.query("SELECT conversation_id FROM situation_members "
+                                     "WHERE situation_id = ? AND own", [broad.situation_id])}
+    theirs = set(_members(store, inner.situation_id))
+    assert own == set(every) - theirs and theirs <= set(every)
+    # the own members are the ones the status was decided on: the reason's figures
+    judged = [(sum(every[c] == (period, True) for c in own),
+               sum(every[c][0] == period and every[c][1] is not None for c in own))
+              for period in ("latest", "previous")]
+    figures = re.findall(r"\((\d+)/(\d+)\)", broad.reason.split(": ", 1)[1])
+    assert [(int(f), int(g)) for f, g in figures] == judged == [(3, 47), (24, 44)]
+
+    cursor = store.cursor()
+    try:
+        records = {r.label: r for r in read_situations(cursor)}
+        cells = load_plan_inputs(cursor).cells
+    finally:
+        cursor.close()
+    record = records[broad.label]
+    assert record.judged_without == [inner.situation_id]
+    assert set(record.own_member_ids) == own and len(record.member_ids) == len(every)
+    assert record.member_ids[:len(own)] == record.own_member_ids
+    assert record.examples and set(record.examples) <= own
+    assert record.own_latest is not None and record.own_previous is not None
+    assert [(p.failed, p.graded) for p in (record.own_latest, record.own_previous)] == judged
+    # what a lead reads first: the figures it was judged on, and apart from what
+    assert sentence(record, {r.situation_id: r for r in records.values()}) == (
+        "v2 fixed conversations on records already acted on (apart from enable_roaming on "
+        "records already acted on): 55% → 6% (24/44 → 3/47).")
+    assert records[inner.label].judged_without == []
+    assert records[inner.label].own_latest is None
+    assert records[inner.label].own_member_ids == records[inner.label].member_ids
+    planned = next(c for c in cells if c.cell.situation_id == broad.situation_id)
+    assert planned.sources and set(planned.sources) <= own
