@@ -41,6 +41,9 @@ match is *correct* when the reported status equals the planted status. Then, per
   whose failing members overlap it less than 0.5: mostly a stance group read right for
   about half of its members (the seed's lines show each as "not reported" and the report
   as "unmatched");
+* named as planted (a diagnostic, not a target): correct matches whose report is named by
+  exactly the planted coordinates; the generator aims at a situation's coordinates, so a
+  name by a coordinate that states nothing (``world_state=unknown``) aims at nothing;
 * target budget on planted: a generation plan of ``--rollouts`` is made from the store
   with the real planner (``generator.plan.load_plan_inputs`` + ``build_plan``, nothing
   simulated); the share of its *target* rollouts whose source conversations include a
@@ -118,6 +121,9 @@ class Tally:
     """Planted situations matched by exactly one flagged report."""
     supersets: int = 0
     """Flagged reports that are supersets of a planted situation."""
+    named_as_planted: int = 0
+    """Planted situations with a correct match named by exactly their coordinates (a
+    diagnostic: the generator aims at a situation's coordinates)."""
     named_only: int = 0
     """Planted situations without a correct match reported under exactly their coordinates
     with their status (a diagnostic, not a target: mostly stance groups whose members were
@@ -137,6 +143,7 @@ class Tally:
         self.exactly_one += other.exactly_one
         self.supersets += other.supersets
         self.named_only += other.named_only
+        self.named_as_planted += other.named_as_planted
         self.target_rollouts += other.target_rollouts
         self.target_on_planted += other.target_on_planted
 
@@ -256,6 +263,8 @@ def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
             correct = [r for r in matches if r.status == planted.status]
             if correct:
                 tally.hits[planted.status] += 1
+                tally.named_as_planted += any(_same_name(r.label, planted.label)
+                                              for r in correct)
             elif any(r.status == planted.status and _same_name(r.label, planted.label)
                      for r in reported):
                 tally.named_only += 1
@@ -307,6 +316,7 @@ def _summary(t: Tally) -> str:
     parts.append(f"exactly one {_ratio(t.exactly_one, planted)}")
     parts.append(f"flagged supersets {t.supersets}")
     parts.append(f"missed but named exactly {t.named_only}")
+    parts.append(f"matched and named as planted {_ratio(t.named_as_planted, sum(t.hits.values()))}")
     parts.append(f"target budget on planted new/persistent "
                  f"{_ratio(t.target_on_planted, t.target_rollouts)}")
     return "; ".join(parts)
@@ -325,6 +335,8 @@ def _print_total(total: Tally, seeds: Sequence[int], conversations: int) -> None
     print(f"  flagged supersets: {total.supersets}")
     print(f"  missed, yet reported under exactly their coordinates and status (members "
           f"overlap < 0.5): {total.named_only}")
+    print(f"  correct matches named by exactly the planted coordinates: "
+          f"{_ratio(total.named_as_planted, sum(total.hits.values()))}")
     print(f"  uncertain situations reported: {total.reported['uncertain']}")
     print(f"  target budget on planted new/persistent conversations: "
           f"{_ratio(total.target_on_planted, total.target_rollouts)}")

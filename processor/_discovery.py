@@ -50,6 +50,11 @@ holding the excess may be one group."""
 UNMARKED = {"user_stance": "ordinary"}
 """The value of each read axis when the reader reads no mark in the text: where the
 members of every group it misreads land, holding about half of any group."""
+UNSTATED = {"world_state": "unknown"}
+"""Values that state nothing on their axis: the world state of a call whose answer tells
+nothing of the record (permission denied, a timeout). Such a value holds exactly the
+conversations of the tool condition that says why, which names them instead: a name by
+it would aim generation at nothing (no world to mutate, no fault to plant)."""
 LATEST, PREVIOUS = 0, 1
 """Period codes of the profiles."""
 
@@ -253,6 +258,11 @@ def _prune(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     return coordinates
 
 
+def _unstated(profiles: Profiles, coordinate: tuple[int, int]) -> bool:
+    axis, value = coordinate
+    return UNSTATED.get(profiles.axes[axis]) == profiles.values[value]
+
+
 def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
               ) -> tuple[tuple[int, int], ...]:
     """The name of the same conversations by the axes first in :data:`AXIS_ORDER`: a
@@ -261,7 +271,9 @@ def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     the same conversations, until none is (``world_state=missing`` for
     ``tool_condition=not_found``; ``tool=send_payment_request`` for
     ``tool_condition=error`` inside ``world_state=already_acted_on``, where that tool's
-    calls, and only they, err)."""
+    calls, and only they, err). Never for a value that states nothing (:data:`UNSTATED`):
+    ``tool_condition=permission_denied`` stays, though ``world_state=unknown`` holds the
+    same conversations (:func:`say_why` swaps the other way)."""
     order = {axis: i for i, axis in enumerate(axis_order(profiles))}
     cell = profiles.mask(coordinates)
     swapped = True
@@ -277,11 +289,54 @@ def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
                 if axis in used or profiles.axes[axis] in READ_AXES or len(values) != 1:
                     continue
                 named = (*others, (axis, int(values[0])))
-                if np.array_equal(profiles.mask(named), cell):
+                if not _unstated(profiles, named[-1]) and np.array_equal(
+                        profiles.mask(named), cell):
                     coordinates, swapped = named, True
                     break
             if swapped:
                 break
+    return coordinates
+
+
+def say_why(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: np.ndarray,
+             rate: float) -> tuple[tuple[int, int], ...]:
+    """The name with each coordinate that states nothing (:data:`UNSTATED`) swapped for the
+    value of another axis taken from the calls, not its most common one, whose cell, with
+    the other coordinates, holds at least ``COINCIDE`` of the named cell's failures in
+    ``pool``, the one of largest excess (``tool_condition=permission_denied`` for
+    ``world_state=unknown``, which also holds the few timeouts of the tool). When no such
+    value holds them, it is left out if it narrows nothing (keeps more than ``1 - NARROWS``
+    of the other coordinates' cell, as in rule 3: ``world_state=unknown`` beside
+    ``tool_condition=permission_denied``), else kept."""
+    for coordinate in [c for c in coordinates if _unstated(profiles, c)]:
+        others = tuple(c for c in coordinates if c != coordinate)
+        weight = np.where(pool & profiles.mask(others), profiles.n, 0)
+        fails = np.where(profiles.failed, weight, 0)
+        cell = profiles.mask(coordinates)
+        failing = int(fails[cell].sum())
+        best: tuple[float, tuple[int, int]] = (-np.inf, coordinate)
+        used = {axis for axis, _ in coordinates}
+        for axis in axis_order(profiles):
+            if axis in used or profiles.axes[axis] in READ_AXES:
+                continue
+            column = profiles.codes[:, axis]
+            g = np.bincount(column, weights=weight, minlength=len(profiles.values))
+            f = np.bincount(column, weights=np.where(cell, fails, 0),
+                            minlength=len(profiles.values))
+            f_all = np.bincount(column, weights=fails, minlength=len(profiles.values))
+            usual = int(np.argmax(np.bincount(column, weights=profiles.n,
+                                              minlength=len(profiles.values))))
+            for value in np.flatnonzero(f >= COINCIDE * failing):
+                if f[value] == 0 or value == usual or _unstated(profiles, (axis, int(value))):
+                    continue  # the usual value (history=fresh) says no more why
+                excess = float(f_all[value] - g[value] * rate)
+                if excess > best[0]:
+                    best = (excess, (axis, int(value)))
+        if best[1] == coordinate and others and int(weight[cell].sum()) > (
+                1 - NARROWS) * int(weight.sum()):
+            coordinates = others  # no value says why, and it narrows nothing (rule 3)
+        else:
+            coordinates = tuple(best[1] if c == coordinate else c for c in coordinates)
     return coordinates
 
 

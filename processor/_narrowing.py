@@ -29,6 +29,7 @@ from processor._discovery import (
     _stands_out,
     above,
     axis_order,
+    say_why,
 )
 from processor._judging import (
     FLAGGED,
@@ -43,7 +44,7 @@ from processor._judging import (
 from processor._verdicts import PeriodNames, Verdict
 
 __all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where",
-           "widen_pooled"]
+           "name_why", "widen_pooled"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
@@ -548,6 +549,29 @@ def name_where(profiles: Profiles, judged: Sequence[Judged],
     """The judged situations, one without a tool named by the tool that holds its
     failures (see *Where it fails* in :mod:`processor.situations`), judged again."""
     return replace_until_stable(profiles, judged, totals, names, min_support, _named)
+
+
+def name_why(profiles: Profiles, judged: Sequence[Judged],
+             totals: Sequence[tuple[int, int]], names: PeriodNames,
+             min_support: int) -> list[Judged]:
+    """The judged situations, one named by a coordinate that states nothing named by what
+    says why (see *Names that say why* in :mod:`processor.situations`), judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _why)
+
+
+def _why(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+         judged: Sequence[Judged]) -> list[Proposal]:
+    """The situation with its coordinates that state nothing swapped for what says why,
+    in the periods deciding its status (:func:`processor._discovery.say_why`), to keep its
+    status, unless that situation is reported already; else none."""
+    graded, _ = _deciding(profiles, mask, verdict, judged)
+    g, f = _count(profiles, graded)
+    stated = say_why(profiles, item.coordinates, graded, f / g if g else 0.0)
+    if stated == item.coordinates or any(
+            tuple(sorted(other.coordinates)) == tuple(sorted(stated))
+            for other, _, _, _ in judged):
+        return []
+    return [Proposal((Found(stated, item.excess),), same_status=True)]
 
 
 def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,

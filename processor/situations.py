@@ -308,20 +308,34 @@ the Holm-corrected one, at ``ALPHA`` of its own (together up to about twice ``AL
 naming a situation by a tool wrongly), and a tool without members in the other period (new
 in the latest version) is never named by it.
 
+**Names that say why.** A value that states nothing on its axis (``UNSTATED``:
+``world_state=unknown``, the world state of a call whose answer tells nothing of the
+record, a refusal or a timeout) aims generation at nothing: no world to mutate, no fault
+to plant. A situation named by one is named instead by the value of another axis read
+from the calls, not that axis' most common value, whose cell with the other coordinates
+holds ``COINCIDE`` of its failing members in the periods deciding its status (the one of
+largest excess); when none does, the coordinate is left out if it narrows nothing (keeps
+more than ``1 - NARROWS`` of the other coordinates' cell, as in rule 3); in either case
+when that situation, judged again, keeps the status. Seeds 257 and 258 (test2): a lookup
+tool refused in v2 was reported as ``tool=... & world_state=unknown``, which also held the
+tool's few timeouts; it is ``tool_condition=permission_denied``. Seed 336:
+``tool=... & tool_condition=permission_denied & world_state=unknown`` loses the world state.
+
 **Names.** Whatever rule named a situation, two names of exactly the same conversations
 read as one: a coordinate that narrows the cell of the others is swapped for the value of
 an axis earlier in ``AXIS_ORDER`` (read from the calls) whose cell, with the others, holds
 the same conversations (``world_state=missing`` for ``tool_condition=not_found``; inside
 ``world_state=already_acted_on``, ``tool=send_payment_request`` for
 ``tool_condition=error`` when that tool's calls, and only they, err), unless another
-situation already bears the new name. A coordinate that narrows nothing keeps its place
-(any value would do there). Members and status do not change.
+situation already bears the new name, and never for a value that states nothing. A
+coordinate that narrows nothing keeps its place (any value would do there). Members and
+status do not change.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
-axes: :mod:`processor._judging`; read-axis cores and where it fails:
+axes: :mod:`processor._judging`; read-axis cores, where it fails and names that say why:
 :mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; across values:
-:mod:`processor._across`; statuses and their
-sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
+:mod:`processor._across`; statuses and their sentences: :mod:`processor._verdicts`;
+storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
@@ -381,7 +395,7 @@ from processor._discovery import (
 )
 from processor._judging import READ_AXES, SIBLING_SHARE, widen
 from processor._mixtures import split_mixtures
-from processor._narrowing import find_cores, name_pooled, name_where, widen_pooled
+from processor._narrowing import find_cores, name_pooled, name_where, name_why, widen_pooled
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label
@@ -518,6 +532,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = find_cores(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = name_why(profiles, judged_in_order, totals, names, min_support)
     situations = []
     named = _canonical_names(profiles, [item for item, _, _, _ in judged_in_order])
     for index, (coordinates, (_, mask, verdict, judged)) in enumerate(

@@ -594,3 +594,13 @@ def test_a_superset_judged_without_a_group_inside_it_lists_its_own_members(
     assert records[inner.label].own_member_ids == records[inner.label].member_ids
     planned = next(c for c in cells if c.cell.situation_id == broad.situation_id)
     assert planned.sources and set(planned.sources) <= own
+
+
+def test_a_coordinate_that_states_nothing_is_left_out_of_a_name(store: Store) -> None:
+    # a tau2 stream (seed 336 of bench/processor_precision.py --openings test2), replayed
+    # whole: a lookup tool is refused in v1 (25 of 38 fail) and not in v2 (1 of 38). It was
+    # named tool=get_customer_by_id & tool_condition=permission_denied &
+    # world_state=unknown: a refused call's world state is unknown, which narrows nothing
+    # there and would aim generation at nothing; the name leaves it out
+    assert _flagged_in_stream(store, "tau2-336-test2", "get_customer_by_id") == {
+        "tool=get_customer_by_id & tool_condition=permission_denied": "fixed"}

@@ -207,6 +207,35 @@ def test_world_state_names_what_tool_condition_would_say_too(store: Store) -> No
     assert situations["user_stance=unsure & world_state=missing"].status == "new"
 
 
+@pytest.mark.parametrize("timeouts", [0, 9])
+def test_a_world_state_that_states_nothing_never_names_a_situation(
+        store: Store, timeouts: int) -> None:
+    # a refused call tells nothing of the record: its world state is unknown, as is that
+    # of a call that timed out (elsewhere, and ``timeouts`` per version in the same tool,
+    # failing like the rest). Discovery names the group by the first axis in the canonical
+    # order, the world state, which would aim generation at nothing; the name says why
+    # instead: the tool condition (with no timeouts in the tool the two hold the same
+    # conversations; with them, the refusals hold the group's failures)
+    scenario = Scenario()
+    tools = ("lookup", "refund", "update", "cancel")
+    for version, seed in (("v1", 3), ("v2", 4)):
+        scenario.background(version, 1400, 0.08, seed, tool=tools,
+                            user_stance=("ordinary", "hurried", "unsure"))
+        scenario.background(version, 150, 0.08, seed + 10, tool=tools[1:],
+                            tool_condition=("timeout",), world_state=("unknown",))
+    scenario.add("v1", 2, 36, tool="lookup", tool_condition="permission_denied",
+                 world_state="unknown")
+    scenario.add("v2", 27, 11, tool="lookup", tool_condition="permission_denied",
+                 world_state="unknown")
+    for version in ("v1", "v2"):
+        scenario.add(version, timeouts // 9, timeouts - timeouts // 9, tool="lookup",
+                     tool_condition="timeout", world_state="unknown")
+    situations = _run(store, scenario)
+
+    assert list(situations) == ["tool=lookup & tool_condition=permission_denied"]
+    assert situations["tool=lookup & tool_condition=permission_denied"].status == "new"
+
+
 def test_a_fragment_of_a_group_read_through_a_noisy_axis_is_reported_whole(
         store: Store) -> None:
     # a new group on tool=cancel whose stance reads unsure (a stance rare on that tool)
