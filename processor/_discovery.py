@@ -52,9 +52,9 @@ UNMARKED = {"user_stance": "ordinary"}
 members of every group it misreads land, holding about half of any group."""
 UNSTATED = {"world_state": "unknown"}
 """Values that state nothing on their axis: the world state of a call whose answer tells
-nothing of the record (permission denied, a timeout). Such a value holds exactly the
-conversations of the tool condition that says why, which names them instead: a name by
-it would aim generation at nothing (no world to mutate, no fault to plant)."""
+nothing of the record (permission denied, a timeout). The tool condition says why, and
+names such conversations instead (:func:`say_why`): a name by such a value would aim
+generation at nothing (no world to mutate, no fault to plant)."""
 LATEST, PREVIOUS = 0, 1
 """Period codes of the profiles."""
 
