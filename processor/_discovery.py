@@ -258,6 +258,14 @@ def _prune(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     return coordinates
 
 
+def _usual(profiles: Profiles, column: np.ndarray) -> int:
+    """The value most conversations are read as on an axis: where misread members land,
+    the rest of a cell, never a group read right (``history=fresh``: it says nothing of a
+    group)."""
+    return int(np.argmax(np.bincount(column, weights=profiles.n,
+                                     minlength=len(profiles.values))))
+
+
 def _unstated(profiles: Profiles, coordinate: tuple[int, int]) -> bool:
     axis, value = coordinate
     return UNSTATED.get(profiles.axes[axis]) == profiles.values[value]
@@ -324,8 +332,7 @@ def say_why(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
             f = np.bincount(column, weights=np.where(cell, fails, 0),
                             minlength=len(profiles.values))
             f_all = np.bincount(column, weights=fails, minlength=len(profiles.values))
-            usual = int(np.argmax(np.bincount(column, weights=profiles.n,
-                                              minlength=len(profiles.values))))
+            usual = _usual(profiles, column)
             for value in np.flatnonzero(f >= COINCIDE * failing):
                 if f[value] == 0 or value == usual or _unstated(profiles, (axis, int(value))):
                     continue  # the usual value (history=fresh) says no more why

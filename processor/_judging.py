@@ -23,6 +23,7 @@ from processor._discovery import (
     READ_AXES,
     Found,
     Profiles,
+    _usual,
     above,
 )
 from processor._verdicts import PeriodNames, Verdict, decide
@@ -204,13 +205,6 @@ def _apart(profiles: Profiles, item: Found, mask: np.ndarray, inner: Found,
     g, f = profiles.counts(inner_mask & mask, period)
     rest_g, rest_f = profiles.counts(mask & ~inner_mask, period)
     return above(f, g, rest_f, rest_g) < ALPHA
-
-
-def _usual(profiles: Profiles, column: np.ndarray) -> int:
-    """The value most conversations are read as on an axis: where misread members land,
-    the rest of a cell, never a group read right."""
-    return int(np.argmax(np.bincount(column, weights=profiles.n,
-                                     minlength=len(profiles.values))))
 
 
 def _sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,

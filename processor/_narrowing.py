@@ -27,6 +27,7 @@ from processor._discovery import (
     Found,
     Profiles,
     _stands_out,
+    _usual,
     above,
     axis_order,
     say_why,
@@ -38,7 +39,6 @@ from processor._judging import (
     Proposal,
     _claimed,
     _deciding,
-    _usual,
     replace_until_stable,
 )
 from processor._verdicts import PeriodNames, Verdict
@@ -567,11 +567,14 @@ def _why(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     graded, _ = _deciding(profiles, mask, verdict, judged)
     g, f = _count(profiles, graded)
     stated = say_why(profiles, item.coordinates, graded, f / g if g else 0.0)
-    if stated == item.coordinates or any(
-            tuple(sorted(other.coordinates)) == tuple(sorted(stated))
-            for other, _, _, _ in judged):
+    if stated == item.coordinates or _reported(judged, stated):
         return []
     return [Proposal((Found(stated, item.excess),), same_status=True)]
+
+
+def _reported(judged: Sequence[Judged], coordinates: Sequence[tuple[int, int]]) -> bool:
+    """Whether a judged situation already has these coordinates."""
+    return any(sorted(other.coordinates) == sorted(coordinates) for other, _, _, _ in judged)
 
 
 def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
@@ -582,8 +585,7 @@ def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     if coordinate is None:
         return []
     named = Found((*item.coordinates, coordinate), item.excess)
-    if any(tuple(sorted(other.coordinates)) == tuple(sorted(named.coordinates))
-           for other, _, _, _ in judged):
+    if _reported(judged, named.coordinates):
         return []
     return [Proposal((named,), same_status=True)]
 

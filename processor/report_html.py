@@ -131,7 +131,8 @@ def _messages_html(record: ConversationRecord) -> str:
 
 
 def _situation_section(report: TraceReport, situation: SituationRecord,
-                       examples: Sequence[ConversationRecord]) -> str:
+                       examples: Sequence[ConversationRecord],
+                       by_id: dict[str, SituationRecord]) -> str:
     coordinates = ", ".join(f"<code>{_e(c.axis)}={_e(c.value)}</code>"
                             for c in situation.coordinates)
     briefs = report.members.get(situation.situation_id, [])
@@ -149,7 +150,7 @@ def _situation_section(report: TraceReport, situation: SituationRecord,
             _e(c) for c in situation.cells) + "</small></p>"
     return (f'<section class="situation" id="{_anchor(situation.situation_id)}">'
             f"<h3>{_status(situation)} {_e(situation.label)}</h3>"
-            f"<p>{_e(sentence(situation, {s.situation_id: s for s in report.situations}))}</p>"
+            f"<p>{_e(sentence(situation, by_id))}</p>"
             f"<p>{_e(describe(situation.coordinates))}: {coordinates}. "
             f"{_e(situation.reason)}</p>{cells}"
             f"<h4>Member conversations ({situation.conversations})</h4>{members}"
@@ -180,7 +181,7 @@ def to_html(report: TraceReport,
             [_e(v.value), _e(v.conversations), _e(v.graded), _e(v.failed)] for v in values],
             numeric=(1, 2, 3))
         for axis, values in report.axes.items())
-    sections = "".join(_situation_section(report, s, examples.get(s.situation_id, []))
+    sections = "".join(_situation_section(report, s, examples.get(s.situation_id, []), by_id)
                        for s in report.situations)
     situations = _situations_table(report) if report.situations else \
         "<p>No situation: nothing fails more than the rest.</p>"

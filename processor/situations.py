@@ -541,13 +541,13 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
         counts = [profiles.counts(mask, p) for p in (LATEST, PREVIOUS)]
         rest = (totals[0][0] - counts[0][0], totals[0][1] - counts[0][1],
                 totals[1][0] - counts[1][0], totals[1][1] - counts[1][1])
-        inside = [situation_label(named[other]) for other, (_, other_mask, _, _)
-                  in enumerate(judged_in_order[:index]) if int(profiles.n[mask & other_mask].sum())]
+        # the situations judged before it that it was judged without (none: judged whole)
+        inside = [] if judged == counts else [
+            situation_label(named[other]) for other, (_, other_mask, _, _)
+            in enumerate(judged_in_order[:index]) if int(profiles.n[mask & other_mask].sum())]
         reason = verdict.reason
-        if judged != counts:
+        if inside:
             reason = f"without the conversations of {' and '.join(inside)}: {reason}"
-        else:
-            inside = []
         (g_now, f_now), (g_before, f_before) = judged
         rate, graded = (f_now / g_now, g_now) if verdict.fails_now and g_now else (
             (f_before / g_before, g_before) if g_before else (0.0, 0))
