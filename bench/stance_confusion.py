@@ -40,6 +40,14 @@ split's own ordinary lines as the asks (what the span threshold was chosen on, t
 splits only). It also measures the reader without its span readings
 (:data:`processor.stance_learned.SPAN_PROBABILITY`) in the same run, and
 ``--span-probability P`` sets that threshold for the run.
+
+``--save-confusion`` writes the default reader's confusion counts on the (framed) split to
+``processor/data/stance_confusion.json`` with the reader's digest: how the failure map tells
+one group read as two stances from two groups (:mod:`processor._misreading`). Only a
+development split the reader was not trained on is accepted, so the counts are out of
+sample, and only framed, the shape of a first message:
+
+    python bench/stance_confusion.py --split dev8 --framed tau2 --save-confusion
 """
 
 from __future__ import annotations
@@ -56,6 +64,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import processor.stance_learned as stance_learned
@@ -63,7 +73,9 @@ from processor.stance import classify_stance, pattern_stance, stance_evidence
 from processor.stance_embed import BUILTIN, load_builtin_model
 from processor.stance_model import label_asks
 
-DATA = Path(__file__).resolve().parent / "data" / "stance"
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "bench" / "data" / "stance"
+CONFUSION_FILE = ROOT / "processor" / "data" / "stance_confusion.json"
 LABELS = ("adversarial", "frustrated", "hurried", "unsure", "mistaken", "conflicting",
           "ordinary")
 
@@ -124,7 +136,7 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev8", "dev+dev2",
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev8", "dev9", "dev+dev2",
           "dev+dev2+test+dev3+dev4", "dev+dev2+test+dev3+dev4+dev6",
           "dev+dev2+test+dev3+dev4+dev6+dev7", "dev+dev2+test+dev3+dev4+dev6+dev7+dev8", "test",
           "test2", "test3")
@@ -273,6 +285,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="Join each line to a plain ask (tau2: the stream's ask templates; "
                              "ordinary: the split's own ordinary lines) and also measure the "
                              "reader without its span readings.")
+    parser.add_argument("--save-confusion", action="store_true",
+                        help="Write the default reader's confusion counts on this split to "
+                             f"{CONFUSION_FILE.relative_to(ROOT)} (a development split the "
+                             "reader was not trained on, with --framed).")
     parser.add_argument("--span-probability", type=float, metavar="P",
                         help="The reader's span threshold for this run (default: "
                              f"{stance_learned.SPAN_PROBABILITY}).")
@@ -282,6 +298,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.show_errors and set(args.split.split("+")) & set(HELD_OUT):
         parser.error("--show-errors reads the texts: use it on the development splits only "
                      "(--split dev to dev8, test or a + of them)")
+    if args.save_confusion:
+        from train_stance_reader import TRAIN
+
+        trained = set(args.split.split("+")) & {*TRAIN, *HELD_OUT}
+        if trained or not args.framed or args.span_probability is not None:
+            parser.error("--save-confusion needs --framed, the shipped span threshold and "
+                         "development splits the reader was not trained on (not "
+                         f"{', '.join(sorted({*TRAIN, *HELD_OUT}))}); e.g. --split dev8 "
+                         "--framed tau2")
     lines = load(args.split)
     if args.span_probability is not None:
         stance_learned.SPAN_PROBABILITY = args.span_probability
@@ -330,6 +355,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{current.macro_f1:.3f}, ordinary recall {current.recall['ordinary']:.3f}; "
               f"reading the whole ask only: macro F1 {whole.macro_f1:.3f}, ordinary recall "
               f"{whole.recall['ordinary']:.3f}")
+    if args.save_confusion:
+        CONFUSION_FILE.write_bytes(orjson.dumps({
+            "reader": stance_learned.reader_digest(), "split": args.split,
+            "framed": args.framed, "lines": len(lines), "counts": current.matrix},
+            option=orjson.OPT_INDENT_2) + b"\n")
+        print(f"wrote {CONFUSION_FILE.relative_to(ROOT)} (reader "
+              f"{stance_learned.reader_digest()}, {len(lines)} framed lines of {args.split})")
     if args.show_errors:
         print()
         for line in lines:

@@ -7,8 +7,8 @@ conversations grouped by period, outcome and coordinates, as numpy arrays) and t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
@@ -80,6 +80,9 @@ class Profiles:
     """Whether they failed (False when ungraded)."""
     n: np.ndarray
     """Conversations per profile."""
+    misreads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    """How the stance reader misreads (:data:`processor._misreading.Misreads`; empty when
+    the stored stances were not read by the reader it was measured for)."""
 
     def mask(self, coordinates: Sequence[tuple[int, int]]) -> np.ndarray:
         """Profiles matching every (axis index, value index)."""
@@ -97,14 +100,15 @@ class Profiles:
         return int(self.n[graded].sum()), int(self.n[graded & self.failed].sum())
 
 
-def load_profiles(cursor: duckdb.DuckDBPyConnection) -> Profiles:
+def load_profiles(cursor: duckdb.DuckDBPyConnection,
+                  misreads: Mapping[str, Mapping[str, float]] | None = None) -> Profiles:
     table = cursor.sql(load_sql("processor", "profile_coordinates.sql")).to_arrow_table()
     axes = tuple(sorted(set(table.column("axis").to_pylist())))
     width = len(axes)
     if table.num_rows == 0 or not width:
         empty = np.zeros(0, dtype=np.int64)
         return Profiles(axes, (), np.zeros((0, width), dtype=np.int64), empty,
-                         empty.astype(bool), empty.astype(bool), empty)
+                         empty.astype(bool), empty.astype(bool), empty, misreads or {})
     encoded = table.column("value").combine_chunks().dictionary_encode()
     codes = np.asarray(encoded.indices.to_numpy(zero_copy_only=False),
                        dtype=np.int64).reshape(-1, width)
@@ -117,7 +121,7 @@ def load_profiles(cursor: duckdb.DuckDBPyConnection) -> Profiles:
     failed = np.array([bool(f) for f in failed_raw], dtype=bool)
     n = np.asarray(table.column("n").to_numpy(), dtype=np.int64)[first]
     return Profiles(axes, tuple(str(v) for v in encoded.dictionary.to_pylist()), codes,
-                     period, graded, failed, n)
+                     period, graded, failed, n, misreads or {})
 
 
 @dataclass(frozen=True)

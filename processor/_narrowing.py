@@ -41,6 +41,7 @@ from processor._judging import (
     _deciding,
     replace_until_stable,
 )
+from processor._misreading import explained_by
 from processor._verdicts import PeriodNames, Verdict
 
 __all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where",
@@ -69,6 +70,19 @@ def _is_core(g: int, f: int, rate: float, excess: float, g_cell: int, f_cell: in
     ``CORE_SHARE`` of the excess, narrower than the cell and failing more than it."""
     return f >= MIN_FAILED and f - g * rate >= CORE_SHARE * excess and \
         g <= (1 - NARROWS) * g_cell and f * g_cell > f_cell * g
+
+
+def _misread(profiles: Profiles, axis: int,
+             cores: Sequence[tuple[int, int, int, float]]) -> set[int]:
+    """Indexes of ``cores`` (value, graded, failed, rate outside the cell, of one cell and
+    period) that are a larger core's misread members by the reader's known confusions
+    (*Misread cores* in :mod:`processor.situations`): on the stance axis only."""
+    if not profiles.misreads or profiles.axes[axis] != "user_stance":
+        return set()
+    excess = {profiles.values[value]: f - g * rate for value, g, f, rate in cores}
+    return {index for index, (value, g, f, rate) in enumerate(cores) if explained_by(
+        profiles.misreads, profiles.values[value], g, f, rate,
+        {stance: e for stance, e in excess.items() if stance != profiles.values[value]})}
 
 
 def find_cores(profiles: Profiles, judged: Sequence[Judged],
@@ -148,6 +162,15 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
                     entry = (int(value), period, child, g, f, f - g * rate)
                     kept = f - g * rate >= NAMING_SHARE * excess
                     (candidates if kept else further).append(entry)
+        # a core the reader's confusions explain is another core's misread members: it
+        # stays in the rest, where the group leaked (judged in its own period)
+        misread = set()
+        for period, _, rate, _, _, _ in periods:
+            found = [e for e in (*candidates, *further) if e[1] == period]
+            misread |= {(found[i][0], period) for i in _misread(
+                profiles, axis, [(e[0], e[3], e[4], rate) for e in found])}
+        candidates = [e for e in candidates if (e[0], e[1]) not in misread]
+        further = [e for e in further if (e[0], e[1]) not in misread]
         if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
             continue
         # the fewest groups that explain the cell: further cores, the largest first, only
@@ -268,6 +291,11 @@ def _core_parts(profiles: Profiles, item: Found, cell: np.ndarray, out: np.ndarr
                 entry = (int(value), child, g, f)
                 kept = f - g * rate >= NAMING_SHARE * excess
                 (candidates if kept else further).append(entry)
+        found = [*candidates, *further]
+        misread = {found[i][0] for i in _misread(
+            profiles, axis, [(value, g, f, rate) for value, _, g, f in found])}
+        candidates = [e for e in candidates if e[0] not in misread]
+        further = [e for e in further if e[0] not in misread]
         if not candidates:
             continue
         # the fewest groups that explain the cell: further cores, the largest first, only
