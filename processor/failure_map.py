@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from processor._misreading import Misreads
 from processor.errors import UnknownVersion
 from processor.situations import (
     MIN_SUPPORT,
@@ -158,8 +159,10 @@ def period_names(periods: Periods) -> PeriodNames:
 
 
 def compute_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
-                baseline: str | None = None, min_support: int = MIN_SUPPORT) -> FailureMap:
-    """Situations and cells of the conversations table (see the module docstring).
+                baseline: str | None = None, min_support: int = MIN_SUPPORT,
+                misreads: Misreads | None = None) -> FailureMap:
+    """Situations and cells of the conversations table (see the module docstring);
+    ``misreads`` as :func:`processor.situations.find_situations` takes them.
 
     Leaves the temporary ``conversation_periods`` table and ``conversation_coordinates``
     view in the cursor's connection, for :func:`store_map`."""
@@ -168,7 +171,7 @@ def compute_map(cursor: duckdb.DuckDBPyConnection, exploration: float = 0.2,
         periods.mode, periods.latest, periods.previous, periods.split_unix_nano])
     cursor.execute(load_sql("processor", "coordinates.sql"))
     situations = find_situations(cursor, period_names(periods), exploration=exploration,
-                                 min_support=min_support)
+                                 min_support=min_support, misreads=misreads)
     owner: dict[str, Situation] = {}
     for situation in situations:  # best first: a cell belongs to the first that names it
         for label in (situation.label, *situation.cells):

@@ -413,7 +413,7 @@ from processor._discovery import (
     load_profiles,
 )
 from processor._judging import READ_AXES, SIBLING_SHARE, widen
-from processor._misreading import misreads_for
+from processor._misreading import Misreads, misreads_for
 from processor._mixtures import split_mixtures
 from processor._narrowing import find_cores, name_pooled, name_where, name_why, widen_pooled
 from processor._situation_store import store_situations
@@ -507,14 +507,16 @@ def situation_id(label: str) -> str:
 
 
 def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
-                    exploration: float = 0.2,
-                    min_support: int = MIN_SUPPORT) -> list[Situation]:
+                    exploration: float = 0.2, min_support: int = MIN_SUPPORT,
+                    misreads: Misreads | None = None) -> list[Situation]:
     """The situations of the conversations, with statuses, priority and budget share.
 
+    ``misreads``: how the stance axis was misread (*Misread cores*; None: the shipped
+    reader's, when it read the stored conversations, :func:`processor._misreading.misreads_for`).
     Needs the temporary ``conversation_periods`` table and ``conversation_coordinates``
     view (periods.sql, coordinates.sql); builds ``coordinate_profiles`` (profiles.sql)."""
     cursor.execute(load_sql("processor", "profiles.sql"))
-    profiles = load_profiles(cursor, misreads_for(cursor))
+    profiles = load_profiles(cursor, misreads_for(cursor) if misreads is None else misreads)
     if len(profiles.n) == 0:
         return []
     combos = combos_of(profiles)

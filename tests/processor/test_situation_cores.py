@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from generator.plan_inputs import load_plan_inputs
+from processor._misreading import Misreads
+from processor.failure_map import compute_map, store_map
 from processor.map_records import read_situations
-from processor.options import ProcessOptions
-from processor.run import _fingerprint
 from processor.summary import sentence
 from tests.processor.test_situations import Row, Scenario, _members, _run
 from tracemill.store import Store, open_store
@@ -403,20 +403,32 @@ def _replay(scenario: Scenario, stream: Path) -> None:
                          int(row["ungraded"]), **{axis: row[axis] for axis in _AXES})
 
 
-def _flagged_in_stream(store: Store, name: str, holding: str,
-                       read_by_the_reader: bool = False) -> dict[str, str]:
+def _flagged_in_stream(store: Store, name: str, holding: str) -> dict[str, str]:
     """The flagged situations (label -> status) whose label holds ``holding``, of the
-    stream ``data/<name>-cells.csv`` replayed whole; ``read_by_the_reader``: as if its
-    conversations had been built from spans by ``tracemill process`` with the shipped
-    stance reader (whose confusions the map then knows), else of unknown reading."""
+    stream ``data/<name>-cells.csv`` replayed whole."""
     scenario = Scenario()
     _replay(scenario, Path(__file__).parent / "data" / f"{name}-cells.csv")
-    if read_by_the_reader:
-        with store.transaction() as cursor:
-            cursor.execute("UPDATE processor_state SET options = ?",
-                           [_fingerprint(ProcessOptions())])
     return {label: s.status for label, s in _run(store, scenario).items()
             if s.status != "uncertain" and holding in label}
+
+
+READER_CONFUSIONS = {"conflicting": {"mistaken": 0.4, "hurried": 0.27, "adversarial": 0.11,
+                                     "frustrated": 0.06, "ordinary": 1.17}}
+"""How the session-14 reader misread conflicting asks for each one it read right, on dev8
+framed (processor/data/stance_confusion.json when the streams below were read by it)."""
+
+
+def _flagged_misread(store: Store, name: str, holding: str,
+                     misreads: Misreads) -> dict[str, str]:
+    """As :func:`_flagged_in_stream`, the map computed knowing how the stances were
+    misread (``misreads``: the readings in the data file are that reader's)."""
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / f"{name}-cells.csv")
+    scenario.write(store)
+    with store.transaction() as cursor:
+        store_map(cursor, compute_map(cursor, misreads=misreads))
+    return {label: status for label, status in store.query(
+        "SELECT label, status FROM situations") if status != "uncertain" and holding in label}
 
 
 def test_a_stance_core_of_misread_members_is_left_in_the_rest(store: Store) -> None:
@@ -437,20 +449,20 @@ def test_a_stance_core_the_reader_puts_a_groups_members_in_is_part_of_that_group
     # tool's 35 failures there). The reader read 12 of those 26 as conflicting, 5 as
     # mistaken, 5 as hurried and 4 as plain, so the tool's cell (35/106 against 5/106) has
     # two stance cores, conflicting (12/19) and mistaken (6/14). On openings it was not
-    # trained on, the reader reads 0.4 conflicting asks as mistaken for each one it reads
-    # right (processor/data/stance_confusion.json): the mistaken core fails no more than
+    # trained on, that reader read 0.4 conflicting asks as mistaken for each one it read
+    # right (READER_CONFUSIONS): the mistaken core fails no more than
     # the conflicting core's misread members would make it, so it is not a group of its
     # own; the conflicting core alone leaves more failing in the rest than it keeps, so the
     # group is the tool's cell, new (the planted group: 26 of its 35 failures)
-    assert _flagged_in_stream(store, "tau2-269-test2", "suspend_line",
-                              read_by_the_reader=True) == {"tool=suspend_line": "new"}
+    assert _flagged_misread(store, "tau2-269-test2", "suspend_line",
+                            READER_CONFUSIONS) == {"tool=suspend_line": "new"}
 
 
 def test_a_stance_core_is_a_group_of_its_own_when_the_reader_is_unknown(
         store: Store) -> None:
     # the same stream as conversations whose stances no known reader read (written into the
-    # store, not built from spans): nothing says how they were misread, so both cores are
-    # groups
+    # store, not built from spans: processing them uses no confusions): nothing says how
+    # they were misread, so both cores are groups
     assert _flagged_in_stream(store, "tau2-269-test2", "suspend_line") == {
         "tool=suspend_line & user_stance=conflicting": "new",
         "tool=suspend_line & user_stance=mistaken": "new"}
@@ -459,10 +471,10 @@ def test_a_stance_core_is_a_group_of_its_own_when_the_reader_is_unknown(
 def test_a_misread_core_of_a_fixed_group_is_part_of_it(store: Store) -> None:
     # suspend_line of a tau2 stream (seed 261, --openings test2): conflicting users failed
     # in v1 and pass in v2 (21 failing in v1); read conflicting for 9 of them and hurried
-    # for 5 of those failing in v1 (the reader reads 0.27 conflicting asks as hurried per
+    # for 5 of those failing in v1 (that reader read 0.27 conflicting asks as hurried per
     # one read right): the tool, fixed, not a conflicting and a hurried group
-    assert _flagged_in_stream(store, "tau2-261-test2", "suspend_line",
-                              read_by_the_reader=True) == {"tool=suspend_line": "fixed"}
+    assert _flagged_misread(store, "tau2-261-test2", "suspend_line",
+                            READER_CONFUSIONS) == {"tool=suspend_line": "fixed"}
 
 
 def test_a_coordinate_one_version_named_is_dropped_when_both_do_not_bear_it_out(
