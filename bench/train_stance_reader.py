@@ -83,17 +83,20 @@ from processor.stance_learned import (  # noqa: E402
 
 OUT = ROOT / "processor" / READER_RESOURCE[1]
 TABLE = ROOT / "processor" / WORDS_RESOURCE[1]
-TRAIN = ("dev", "dev2", "test", "dev3", "dev4", "dev5", "dev6", "dev7")
+TRAIN = ("dev", "dev2", "test", "dev3", "dev4", "dev5", "dev6", "dev7", "dev9")
 """The training splits, used when their file exists (never test2, test3). dev5: 60 lines
 the lead wrote in session 7 so that a calm mention of an earlier contact (the history
 axis) is not read as frustration. dev6: 539 lines from another independent writer
 (session 8), 239 of them hard plain asks (calm problems, "but", conditionals). dev7: 560
 whole first messages from another independent writer (session 10), each carrying a stance
 and a concrete ask with its ids, as people write to support (the shape the spans of
-:mod:`processor.stance_learned` read). Not dev8 (session 11): trained on, it was not
-kept (bench/data/stance/README.md says why); ``--splits ...+dev8`` prints its
+:mod:`processor.stance_learned` read). dev9: 595 whole first messages from another
+independent writer (session 18), 200 of them conflicting with the clash across sentences.
+Not dev8 (session 11): trained on, it was not kept (bench/data/stance/README.md says why),
+and since session 18 it is where the map's stance confusions are measured out of sample
+(``bench/stance_confusion.py --save-confusion``); ``--splits ...+dev8`` prints its
 cross-validation."""
-FRESH = ("dev3", "dev4", "dev6", "dev7", "dev8")
+FRESH = ("dev3", "dev4", "dev6", "dev7", "dev8", "dev9")
 """Training splits the patterns were not tuned on."""
 FEATURE_SETS = {"learned": (1.0, 1.0, 0.0, None, 0.0), "light": (1.0, 1.0, 0.3, None, 0.3),
                 "stacked": (1.0, 1.0, 1.0, None, 1.0)}
