@@ -7,12 +7,13 @@ conversations grouped by period, outcome and coordinates, as numpy arrays) and t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import duckdb
 import numpy as np
 
+from processor._misreading import Misreads
 from processor.stats import fisher_exact
 from tracemill.store import load_sql
 
@@ -80,7 +81,7 @@ class Profiles:
     """Whether they failed (False when ungraded)."""
     n: np.ndarray
     """Conversations per profile."""
-    misreads: Mapping[str, Mapping[str, float]] = field(default_factory=dict)
+    misreads: Misreads = field(default_factory=dict)
     """How the stance reader misreads (:data:`processor._misreading.Misreads`; empty when
     the stored stances were not read by the reader it was measured for)."""
 
@@ -101,7 +102,7 @@ class Profiles:
 
 
 def load_profiles(cursor: duckdb.DuckDBPyConnection,
-                  misreads: Mapping[str, Mapping[str, float]] | None = None) -> Profiles:
+                  misreads: Misreads | None = None) -> Profiles:
     table = cursor.sql(load_sql("processor", "profile_coordinates.sql")).to_arrow_table()
     axes = tuple(sorted(set(table.column("axis").to_pylist())))
     width = len(axes)

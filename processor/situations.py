@@ -265,9 +265,10 @@ members read hurried, 8 of 26 failing; hurried, judged alone, is no status), and
 failures are then what the group leaked.
 
 **Misread cores.** The reader does not misread at random: on openings it was not trained
-on, joined to plain asks, it reads 0.4 asks that contradict themselves as a mistaken premise
-and 0.27 as hurried for each one it reads right, and hardly any the other way round
-(``processor/data/stance_confusion.json``, :mod:`processor._misreading`). So one group of
+on, joined to plain asks, the session-14 reader read 0.4 asks that contradict themselves as a
+mistaken premise and 0.27 as hurried for each one it read right, and hardly any the other
+way round (the shipped reader's own figures are in ``processor/data/stance_confusion.json``,
+:mod:`processor._misreading`; 0.12 and 0.09 for the reader trained on dev9). So one group of
 users whose asks contradict themselves, failing in one tool, can show as two cores, a
 conflicting one and a mistaken one, each judged a status of its own: one group reported as
 two situations that each hold part of it. Before the cores of a cell and period are taken,
