@@ -23,6 +23,8 @@ from importlib import resources
 import duckdb
 import orjson
 
+from processor.stance_learned import ReaderFileError
+
 __all__ = ["CONFUSION_RESOURCE", "MISREAD_ALPHA", "Misreads", "explained_by", "misreads_for",
            "parse_confusion"]
 
@@ -39,7 +41,8 @@ other for each one it reads right (the confusion count over the diagonal count).
 
 
 def parse_confusion(data: bytes, where: str) -> tuple[str, Misreads]:
-    """(the reader digest, the misreads) in a confusion file's bytes; ValueError saying
+    """(the reader digest, the misreads) in a confusion file's bytes;
+    :class:`~processor.stance_learned.ReaderFileError` (printed by the command line) saying
     what is wrong and how to rebuild it when it is not one."""
     fix = "rebuild it with python bench/stance_confusion.py --split dev8 --framed tau2 " \
           "--save-confusion"
@@ -57,7 +60,7 @@ def parse_confusion(data: bytes, where: str) -> tuple[str, Misreads]:
             misreads[stance] = {other: count / right for other, count in row.items()
                                 if other != stance}
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise ValueError(f"{where}: not a stance confusion file ({exc}); {fix}") from None
+        raise ReaderFileError(f"{where}: not a stance confusion file ({exc}); {fix}") from None
     return reader, misreads
 
 
@@ -78,9 +81,13 @@ def misreads_for(cursor: duckdb.DuckDBPyConnection) -> Misreads:
     rows = cursor.execute("SELECT options FROM processor_state").fetchall()
     if not rows or not rows[0][0]:
         return {}
-    built = orjson.loads(rows[0][0])
+    try:
+        built = orjson.loads(rows[0][0])
+    except orjson.JSONDecodeError:
+        return {}  # not what this version writes: read by nobody it knows
     reader, misreads = _shipped()
-    if built.get("stance_model") is not None or built.get("stance_reader") != reader:
+    if not isinstance(built, dict) or built.get("stance_model") is not None or \
+            built.get("stance_reader") != reader:
         return {}
     return misreads
 

@@ -16,7 +16,7 @@ from processor._misreading import (
 )
 from processor.options import ProcessOptions
 from processor.run import _fingerprint
-from processor.stance_learned import reader_digest
+from processor.stance_learned import ReaderFileError, reader_digest
 from tracemill.store import open_store
 
 
@@ -50,7 +50,7 @@ def test_counts_are_scaled_by_the_readings_that_were_right() -> None:
 @pytest.mark.parametrize("data", [b"not json", b'{"counts": {}}', b'{"reader": 1, "counts": {}}',
                                   b'{"reader": "a", "counts": {"x": {"y": 1}}}'])
 def test_a_file_that_is_not_a_confusion_file_says_how_to_rebuild_it(data: bytes) -> None:
-    with pytest.raises(ValueError, match=r"x\.json: not a stance confusion file .*"
+    with pytest.raises(ReaderFileError, match=r"x\.json: not a stance confusion file .*"
                                          r"bench/stance_confusion\.py"):
         parse_confusion(data, "x.json")
 
@@ -78,6 +78,7 @@ def test_the_confusions_apply_only_to_conversations_the_reader_read(tmp_path: Pa
                 return {k: dict(v) for k, v in misreads_for(cursor).items()}
 
         assert stored("") == {}  # written without processing: read by nobody known
+        assert stored("not json") == stored("[1]") == {}
         _, shipped = parse_confusion(_shipped(), "shipped")
         assert stored(_fingerprint(ProcessOptions())) == shipped
         # relabelled by a stance model, or read by another reader
