@@ -18,18 +18,19 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from functools import lru_cache
-from importlib import resources
 
 import duckdb
 import orjson
 
-from processor.stance_learned import ReaderFileError
+from processor.stance_learned import ReaderFileError, resource_bytes
 
 __all__ = ["CONFUSION_RESOURCE", "MISREAD_ALPHA", "Misreads", "explained_by", "misreads_for",
            "parse_confusion"]
 
 CONFUSION_RESOURCE = ("processor", "data/stance_confusion.json")
 """Package and path of the shipped reader's confusion counts."""
+_FIX = "rebuild it with python bench/stance_confusion.py --split dev8 --framed tau2 " \
+       "--save-confusion"
 
 MISREAD_ALPHA = 0.05
 """A core is the misread members of a larger one unless it fails more than the reader's
@@ -44,8 +45,6 @@ def parse_confusion(data: bytes, where: str) -> tuple[str, Misreads]:
     """(the reader digest, the misreads) in a confusion file's bytes;
     :class:`~processor.stance_learned.ReaderFileError` (printed by the command line) saying
     what is wrong and how to rebuild it when it is not one."""
-    fix = "rebuild it with python bench/stance_confusion.py --split dev8 --framed tau2 " \
-          "--save-confusion"
     try:
         parsed = orjson.loads(data)
         reader = parsed["reader"]
@@ -60,19 +59,16 @@ def parse_confusion(data: bytes, where: str) -> tuple[str, Misreads]:
             misreads[stance] = {other: count / right for other, count in row.items()
                                 if other != stance}
     except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise ReaderFileError(f"{where}: not a stance confusion file ({exc}); {fix}") from None
+        raise ReaderFileError(f"{where}: not a stance confusion file ({exc}); {_FIX}") from None
     return reader, misreads
 
 
 @lru_cache(maxsize=1)
 def _shipped() -> tuple[str, Misreads]:
+    """The shipped file's reader and misreads; :class:`ReaderFileError` when it is missing
+    or unreadable (a broken install, as for the reader's own files)."""
     package, path = CONFUSION_RESOURCE
-    where = f"{package}/{path}"
-    try:
-        data = resources.files(package).joinpath(path).read_bytes()
-    except OSError:
-        return "", {}  # not shipped: nothing is explained by misreading
-    return parse_confusion(data, where)
+    return parse_confusion(resource_bytes(CONFUSION_RESOURCE, _FIX), f"{package}/{path}")
 
 
 def misreads_for(cursor: duckdb.DuckDBPyConnection) -> Misreads:
