@@ -103,8 +103,8 @@ HISTORY_PHRASES = {
     "prior_partial_action": ("Part of this was done before, but not all of it.",
                              "Some of it went through earlier, the rest didn't."),
 }
-HISTORY_CUES = {  # an ask that already says so gets no second history phrase
-    "repeat_visit": r"\b(again|already contacted|last time|still not|second time)\b",
+HISTORY_CUES = {  # an ask that already says so gets no second history phrase (repeat_visit:
+    # the history axis's own cue, processor._history_cues.REPEAT_CONTACT)
     "prior_failure": r"\b(before|failed|didn't go through|did not go through|tried)\b",
     "prior_partial_action": r"\b(part of|some of it|partially|only some|the rest)\b",
 }

@@ -66,6 +66,7 @@ from generator.person import (
     spoken_fact,
 )
 from generator.records import Message, Persona, PlannedRollout, TokenUsage
+from processor._history_cues import REPEAT_CONTACT
 from processor.results import read_result
 
 _SLOT = "\x00"  # fact values ride through the texture transforms as \x00<n>\x00
@@ -112,7 +113,8 @@ _SYNONYMS = {"amount": ("how much",), "date": ("when",), "address": ("where", "s
              "reason": ("why",), "email": ("e-mail", "mail"), "name": ("who",),
              "phone": ("call you", "reach you")}
 _GENERIC = frozenset({"id", "number", "code", "no", "uuid", "reference", "ref", "num"})
-_HISTORY_CUES = {history: re.compile(cue, re.I) for history, cue in P.HISTORY_CUES.items()}
+_HISTORY_CUES = {**{history: re.compile(cue, re.I) for history, cue in P.HISTORY_CUES.items()},
+                 "repeat_visit": REPEAT_CONTACT}  # the history axis's own cue
 _PERSONAL = frozenset({"email", "name", "phone", "address", "account", "birthday", "card"})
 
 

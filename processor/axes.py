@@ -34,13 +34,16 @@ history         read only from what happened before the focal step, never from t
                 "I tried this before and it didn't go through"), ``prior_partial_action``
                 (says part of it was done before), ``contradicts_earlier`` (a user turn
                 before the focal step takes back an earlier one: "actually", "no, ", "i
-                meant"), ``repeat_visit`` (the first ask says "again" / "already
-                contacted" / "last time" / "still not" / "second time"), else
-                ``fresh``. Steps before the focal step are plain successes by
-                construction, so they add nothing. User turns count as before the focal
-                step when the caller says how many steps preceded each (``turn_steps``,
-                from the ordered transcript: :func:`user_turn_steps`), else all of them
-                do; without a step every turn counts. Then across the session
+                meant"), ``repeat_visit`` (the first ask says the person was in touch
+                before: "I'm asking again", "I called on Monday", "your colleague
+                promised", "my third message", "following up on case 4471"; a bare
+                "again" is a fault that recurs or a wish, not a contact:
+                :mod:`processor._history_cues`), else ``fresh``. Steps before the
+                focal step are plain successes by construction, so they add nothing.
+                User turns count as before the focal step when the caller says how
+                many steps preceded each (``turn_steps``, from the ordered transcript:
+                :func:`user_turn_steps`), else all of them do; without a step every
+                turn counts. Then across the session
                 (``session.id``, not ``user.id``; SQL post-pass ``session_history.sql``,
                 the within value kept in ``history_within``): a ``fresh`` conversation
                 after an earlier one of its session (start time, then id) becomes

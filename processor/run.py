@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 import orjson
 
+from processor._history_cues import cues_digest
 from processor.failure_map import Cell, Periods, compute_map, store_map
 from processor.options import ProcessOptions
 from processor.rebuild import CHUNK, rebuild
@@ -134,8 +135,10 @@ _MAP_ONLY = ("exploration", "min_support")
 
 def _fingerprint(options: ProcessOptions) -> str:
     """What the stored conversations were built with (other values rebuild them all): the
-    options and the stance reader's weights (a new version of them reads every ask again)."""
+    options, the stance reader's weights and the history axis's cues (a new version of
+    either reads every ask again)."""
     built: dict[str, object] = {key: value for key, value in asdict(options).items()
                                 if key not in _MAP_ONLY}
     built["stance_reader"] = reader_digest()
+    built["history_cues"] = cues_digest()
     return orjson.dumps(built, option=orjson.OPT_SORT_KEYS).decode()

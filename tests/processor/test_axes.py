@@ -200,6 +200,21 @@ def test_history_from_what_the_person_said_before() -> None:
     assert _situate([], first_ask="Cancel it before Friday, I tried the app.").history == \
         "fresh"
     assert _situate([], first_ask="The policy is against refunds?").history == "fresh"
+    # "again" alone is a fault that recurs or a wish, not an earlier contact (seed 417)
+    for ask in ("I want line L1007 working again please (account C1002).",
+                "Could I set up direct debit so it doesn't happen again?",
+                "Internet dropped again. Thats every evening this week.",
+                "ok. so the technician didn't come. again.",
+                "Second time this month the train was late, I want a refund.",
+                "Last time I flew with you the seat was broken. Book me an aisle seat.",
+                "Before calling you I restarted the router twice."):
+        assert _situate([], first_ask=ask).history == "fresh", ask
+    for ask in ("Hello, again. The new SIM you sent me doesn't work either.",
+                "This is the third time I'm asking about my refund.",
+                "I called on Monday and your colleague promised a credit.",
+                "Still waiting for the callback I was promised.",
+                "Following up on my complaint from June, case no. 4471."):
+        assert _situate([], first_ask=ask).history == "repeat_visit", ask
     partial = [_step(result='{"order_id": "A-1", "status": "partial"}'), _step()]
     assert _situate(partial).history == "fresh"  # the partial step is the focal step itself
 

@@ -7,11 +7,12 @@ real DuckDB file; `tracemill` commands then run on that file as a user would.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from processor._history_cues import cues_digest
 from processor.run import ProcessOptions, process
 from processor.stance_learned import reader_digest
 from tests.support.pipeline import store_requests
@@ -103,9 +104,12 @@ def test_incremental_rebuilds_only_what_new_spans_touch(tmp_path: Path,
         store.close()
 
 
-def test_a_new_stance_reader_rebuilds_every_conversation(tmp_path: Path,
-                                                         stream: SyntheticStream) -> None:
-    # a new version's reader reads the asks another way: what is stored was read by the old
+@pytest.mark.parametrize(("key", "digest"), [("stance_reader", reader_digest),
+                                             ("history_cues", cues_digest)])
+def test_a_new_reader_rebuilds_every_conversation(tmp_path: Path, stream: SyntheticStream,
+                                                  key: str, digest: Callable[[], str]) -> None:
+    # a new version's reader (the stance reader's weights, the history axis's cues) reads the
+    # asks another way: what is stored was read by the old
     db = tmp_path / "reader.duckdb"
     store_requests(db, stream.requests)
     store = open_store(db)
@@ -115,8 +119,8 @@ def test_a_new_stance_reader_rebuilds_every_conversation(tmp_path: Path,
             row = cursor.execute("SELECT options FROM processor_state").fetchone()
             assert row is not None
             built = json.loads(row[0])
-            assert built["stance_reader"] == reader_digest()
-            built["stance_reader"] = "an older reader"
+            assert built[key] == digest()
+            built[key] = "an older reader"
             cursor.execute("UPDATE processor_state SET options = ?", [json.dumps(built)])
         assert process(store, ProcessOptions()).conversations_rebuilt == stream.conversations
         assert process(store, ProcessOptions()).conversations_rebuilt == 0
