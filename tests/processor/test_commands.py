@@ -103,8 +103,11 @@ def test_map_prints_situations_worst_first(db: Path,
     assert f"v2: {first.latest.failed}/{first.latest.graded} = " in block
     assert f"v1: {first.previous.failed}/{first.previous.graded} = " in block
     assert first.reason in block
-    positions = [text.index(r.label) for r in records if r.label in text]
-    assert positions == sorted(positions)
+    # each situation's heading (a label also appears in the reasons of those judged without it)
+    headings = [f"{r.status.upper()}  {r.label}  [{r.situation_id}]" for r in records]
+    positions = [text.index(heading) for heading in headings if heading in text]
+    assert len(positions) == min(len(records), text.count("  [s-")) and \
+        positions == sorted(positions)
 
 
 def test_one_situation_with_its_conversations(db: Path,
