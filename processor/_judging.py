@@ -29,7 +29,7 @@ from processor._discovery import (
 from processor._verdicts import PeriodNames, Verdict, decide
 
 __all__ = ["FLAGGED", "READ_AXES", "SIBLING_SHARE", "Judged", "Narrower", "Proposal",
-           "judge_all", "replace_until_stable", "widen"]
+           "absorb_overlaps", "judge_all", "replace_until_stable", "widen"]
 
 SIBLING_SHARE = 0.5
 """Share of a superset's remaining failing members (in the period it fails) a sibling of
@@ -319,6 +319,50 @@ def replace_until_stable(profiles: Profiles, judged: Sequence[Judged],
                     break
             if replaced is not None:
                 current = replaced
+                break
+        else:
+            return current
+
+
+def _key(item: Found) -> tuple[tuple[int, int], ...]:
+    return tuple(sorted(item.coordinates))
+
+
+def absorb_overlaps(profiles: Profiles, judged: Sequence[Judged],
+                    totals: Sequence[tuple[int, int]], names: PeriodNames,
+                    min_support: int) -> list[Judged]:
+    """The judged situations without those whose own failing members lie in another
+    situation of the same status that is neither inside nor around them (*Overlapping
+    reports* in :mod:`processor.situations`), judged again."""
+    current = list(judged)
+    failing = profiles.graded & profiles.failed
+    while True:
+        for item, mask, verdict, _ in current:
+            if verdict.status not in FLAGGED:
+                continue
+            _, own = _deciding(profiles, mask, verdict, current)
+            own_failing = own & failing
+            mine = int(profiles.n[own_failing].sum())
+            if mine == 0:
+                continue
+            holder = next(
+                (other for other, other_mask, other_verdict, _ in current
+                 if other_verdict.status == verdict.status and _key(other) != _key(item)
+                 and (other_mask & ~mask).any() and (mask & ~other_mask).any()
+                 and int(profiles.n[own_failing & other_mask].sum()) >= COINCIDE * mine
+                 and int(profiles.n[failing & other_mask & (profiles.period == (
+                     LATEST if verdict.fails_now else PREVIOUS))].sum()) > mine),
+                None)
+            if holder is None:
+                continue
+            before = {_key(other): v.status for other, _, v, _ in current
+                      if _key(other) != _key(item)}
+            rejudged = judge_all(profiles, [(other, other_mask) for other, other_mask, _, _
+                                            in current if _key(other) != _key(item)],
+                                 totals, names, min_support)
+            after = {_key(other): v.status for other, _, v, _ in rejudged}
+            if after == before:
+                current = rejudged
                 break
         else:
             return current

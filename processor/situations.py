@@ -341,6 +341,17 @@ tool refused in v2 was reported as ``tool=... & world_state=unknown``, which als
 tool's few timeouts; it is ``tool_condition=permission_denied``. Seed 336:
 ``tool=... & tool_condition=permission_denied & world_state=unknown`` loses the world state.
 
+**Overlapping reports.** Last, a situation whose own failing members (in the periods deciding
+its status, without the smaller situations judged inside it) lie for at least ``COINCIDE`` in
+another situation of the same status, neither inside it nor around it, that fails more there,
+is that situation's group seen through another coordinate, and is dropped when the others,
+judged again without it, keep their statuses. Seed 528 of the tau2 benchmark (test3
+openings): timeouts of ``get_user_details``, fixed, answer ``world_state=unknown`` when no
+earlier lookup said the record exists and ``entity_exists`` when one did; discovery in v1
+reported ``world_state=unknown`` (a persistent permission group of another tool judged inside
+it, 11 of its remaining 12 failures the timeouts) beside ``tool=get_user_details``, two fixed
+situations each holding half the group.
+
 **Names.** Whatever rule named a situation, two names of exactly the same conversations
 read as one: a coordinate that narrows the cell of the others is swapped for the value of
 an axis earlier in ``AXIS_ORDER`` (read from the calls) whose cell, with the others, holds
@@ -352,9 +363,9 @@ coordinate that narrows nothing keeps its place (any value would do there). Memb
 status do not change.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
-axes: :mod:`processor._judging`; read-axis cores, where it fails and names that say why:
-:mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`; across values:
-:mod:`processor._across`; statuses and their sentences: :mod:`processor._verdicts`;
+axes, overlapping reports: :mod:`processor._judging`; read-axis cores, where it fails and
+names that say why: :mod:`processor._narrowing`; mixtures: :mod:`processor._mixtures`;
+across values: :mod:`processor._across`; statuses and their sentences: :mod:`processor._verdicts`;
 storing: :mod:`processor._situation_store`.
 
 **Status** (between the latest and the previous period). A situation *fails* in a period
@@ -413,7 +424,7 @@ from processor._discovery import (
     discover,
     load_profiles,
 )
-from processor._judging import READ_AXES, SIBLING_SHARE, widen
+from processor._judging import READ_AXES, SIBLING_SHARE, absorb_overlaps, widen
 from processor._misreading import Misreads, misreads_for
 from processor._mixtures import split_mixtures
 from processor._narrowing import find_cores, name_pooled, name_where, name_why, widen_pooled
@@ -556,6 +567,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_why(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = absorb_overlaps(profiles, judged_in_order, totals, names, min_support)
     situations = []
     named = _canonical_names(profiles, [item for item, _, _, _ in judged_in_order])
     for index, (coordinates, (_, mask, verdict, judged)) in enumerate(

@@ -660,3 +660,23 @@ def test_a_coordinate_that_states_nothing_is_left_out_of_a_name(store: Store) ->
     # there and would aim generation at nothing; the name leaves it out
     assert _flagged_in_stream(store, "tau2-336-test2", "get_customer_by_id") == {
         "tool=get_customer_by_id & tool_condition=permission_denied": "fixed"}
+
+
+def test_one_group_seen_through_two_coordinates_is_reported_once(store: Store) -> None:
+    # a tau2 stream (seed 528 of bench/processor_precision.py --openings test3), replayed
+    # whole: get_user_details timed out in v1 (22 of 38 failing) and not in v2; a timeout
+    # answers world_state=unknown when no earlier lookup said the record exists (11 of 16
+    # failing) and entity_exists when one did (11 of 22). v1's discovery found
+    # world_state=unknown, which also holds a persistent permission group of another tool,
+    # judged inside it; its own remaining failures are 11 of the timeouts and one other.
+    # Reported beside the tool, the group was two fixed situations holding half of it each
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / "tau2-528-test3-cells.csv")
+    flagged = {label: s.status for label, s in _run(store, scenario).items()
+               if s.status != "uncertain"}
+    assert flagged == {
+        "tool=get_user_details": "fixed",
+        "tool=enable_roaming & world_state=already_acted_on": "new",
+        "tool=send_payment_request & user_stance=frustrated": "new",
+        "tool=get_reservation_details & tool_condition=permission_denied": "persistent",
+        "user_stance=mistaken & world_state=already_acted_on": "persistent"}
