@@ -78,8 +78,12 @@ REPEAT_CONTACT = re.compile(
     r"|\bspoken (?:to|with)\b|\bas discussed\b|\bfurther to (?:our|my|your)\b"
     r"|\bon (?:the phone|hold) (?:with you|to you|for|three|several|\d)"
     r"|\bbeen on hold\b"
-    # "I was promised", "you said you would", "your call centre agent promised"
-    r"|\b(?:i was|we were|i've been|i have been|we've been) (?:told|promised|assured)\b"
+    # "I was promised", "I was told by ...", "you said you would", "your agent promised"
+    r"|\b(?:i was|we were|i've been|i have been|we've been) (?:promised|assured)\b"
+    # told by someone of the company, or in a contact; a bare "I was told this would be
+    # free" is as often a mistaken premise with no contact named
+    r"|\b(?:i was|we were|i've been|i have been|we've been) told (?:by|on|in|at|over|"
+    r"during|when (?:i|we))\b"
     r"|\byou (?:promised|guys promised|told me|told us|said you would|said you'd|assured me|"
     r"replied|answered|responded|wrote back|emailed me|called me|closed my|"
     r"people|guys told|guys said)\b"
