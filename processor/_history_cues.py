@@ -50,69 +50,117 @@ _STAFF = (r"(?:colleague|agent|rep|representative|advisor|adviser|operator|team|
           r"person|lady|guy|man|woman|technician|engineer|nurse|receptionist|manager|assistant|"
           r"clerk|call cent(?:re|er)|helpline|hotline|customer service)")
 
-REPEAT_CONTACT = re.compile(
-    # "hello again", "hi again", "me again", "back again", "here again"
-    r"\b(?:hello|hi|hey)[\s,.!]+again\b|\b(?:it'?s |it is )?me again\b"
-    r"|\b(?:i'?m|i am|we'?re|we are) (?:back|here) again\b"
-    # "I'm asking again", "writing to you again", "called you again"
-    rf"|\b{_CONTACT_VERB}\b(?:\s+[\w']+){{0,4}}?\s+again\b"
+_VERB_HINTS = ("contact", "call", "phon", "rang", "ringing", "writ", "wrote", "messag", "chat",
+               "mail", "ask", "explain", "told", "tell", "report", "rais", "complain", "spok",
+               "speak", "reach", "touch", "visit", "sent", "send", "submit", "upload", "provid",
+               "given", "forward", "fill", "filed")
+_WHEN_HINTS = ("already", "earlier", "previous", "last ", "yesterday", "twice", "times",
+               "this morning", "day", "on ", "in ", " ago", "before")
+_NTH_HINTS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "2nd", "3rd", "4th",
+              "5th", "6th", "7th", "umpteenth", "nth", "0th", "1th", "2th", "3th", "4th",
+              "5th", "6th", "7th", "8th", "9th")
+_NTH_OF = ("message", "mail", "call", "chat", "complaint", "ticket", "letter", "request",
+           "attempt", "time")
+_BRANCHES: tuple[tuple[tuple[tuple[str, ...], ...], str], ...] = (
+    # "hello again", "hi again", "me again", "back again", "here again"; "I'm asking again",
+    # "writing to you again", "called you again"
+    ((("again",),),
+     r"\b(?:hello|hi|hey)[\s,.!]+again\b|\b(?:it'?s |it is )?me again\b"
+     r"|\b(?:i'?m|i am|we'?re|we are) (?:back|here) again\b"
+     rf"|\b{_CONTACT_VERB}\b(?:\s+[\w']+){{0,4}}?\s+again\b"),
     # "I already called", "I've previously raised this"
-    rf"|\b(?:already|previously)\s+(?:have\s+|had\s+)?(?:{_CONTACT_VERB}|{_SENT})\b"
+    ((("already", "previously"),),
+     rf"\b(?:already|previously)\s+(?:have\s+|had\s+)?(?:{_CONTACT_VERB}|{_SENT})\b"),
     # "I called yesterday", "asked about this twice", "sent the photos three times"
-    rf"|(?<!before )(?<!after )(?<!until )\b(?:{_CONTACT_VERB}|{_SENT})\b"
-    rf"(?:\s+[\w'@-]+(?:\.[\w'@-]+)*){{0,6}}?\s+{_WHEN}"
+    ((_VERB_HINTS, _WHEN_HINTS),
+     # (a verb, not the noun: "my email is ... i thought you had already agreed")
+     rf"\b(?<!before )(?<!after )(?<!until )(?<!my )(?<!your )(?<!the )(?<!an )(?<!a )"
+     rf"(?<!by )(?<!via )(?:{_CONTACT_VERB}|{_SENT})\b"
+     rf"(?:\s+[\w'@-]+(?:\.[\w'@-]+)*){{0,6}}?\s+{_WHEN}"),
     # "my third message", "the 4th time I'm asking", "writing for the second time"
-    rf"|\b{_NTH} (?:message|email|e-mail|call|chat|complaint|ticket|letter|request|"
-    r"attempt to (?:reach|contact))\b"
-    rf"|\b{_NTH} time\b(?:\s+[\w']+){{0,3}}?\s+(?:i'?m|i am|i'?ve|i have|i had|we'?ve|"
-    rf"we have|that i|i)\s+(?:had\s+to\s+|have\s+to\s+|been\s+)?{_CONTACT_VERB}\b"
-    rf"|\b{_CONTACT_VERB}\b(?:\s+[\w']+){{0,4}}?\s+for the {_NTH} time\b"
-    r"|\bhow many (?:more )?times (?:do|must|should|will|have|did) (?:i|we)\b"
-    r"|\brepeat(?:ing)? myself\b"
+    ((_NTH_HINTS, _NTH_OF),
+     rf"\b{_NTH} (?:message|email|e-mail|call|chat|complaint|ticket|letter|request|"
+     r"attempt to (?:reach|contact))\b"
+     rf"|\b{_NTH} time\b(?:\s+[\w']+){{0,3}}?\s+(?:i'?m|i am|i'?ve|i have|i had|we'?ve|"
+     rf"we have|that i|i)\s+(?:had\s+to\s+|have\s+to\s+|been\s+)?{_CONTACT_VERB}\b"
+     rf"|\b{_CONTACT_VERB}\b(?:\s+[\w']+){{0,4}}?\s+for the {_NTH} time\b"),
+    ((("times", "repeat"),),
+     r"\bhow many (?:more )?times (?:do|must|should|will|have|did) (?:i|we)\b"
+     r"|\brepeat(?:ing)? myself\b"),
     # "last time I called", "last time your colleague said"
-    r"|\blast time (?:i|we) (?:called|contacted|spoke|asked|wrote|chatted|messaged|rang|"
-    r"emailed|was (?:here|on the phone|in touch))"
-    r"|\blast time (?:you|your|someone|an agent|the agent)\b"
+    ((("last time",),),
+     r"\blast time (?:i|we) (?:called|contacted|spoke|asked|wrote|chatted|messaged|rang|"
+     r"emailed|was (?:here|on the phone|in touch))"
+     r"|\blast time (?:you|your|someone|an agent|the agent)\b"),
     # "we spoke on Monday", "I spoke with Daniel", "as discussed with your colleague"
-    r"|\b(?:we|i) (?:spoke|chatted|talked|had a chat|had a call)\b"
-    r"|\bspoken (?:to|with)\b|\bas discussed\b|\bfurther to (?:our|my|your)\b"
-    r"|\bon (?:the phone|hold) (?:with you|to you|for|three|several|\d)"
-    r"|\bbeen on hold\b"
-    # "I was promised", "I was told by ...", "you said you would", "your agent promised"
-    r"|\b(?:i was|we were|i've been|i have been|we've been) (?:promised|assured)\b"
-    # told by someone of the company, or in a contact; a bare "I was told this would be
-    # free" is as often a mistaken premise with no contact named
-    r"|\b(?:i was|we were|i've been|i have been|we've been) told (?:by|on|in|at|over|"
-    r"during|when (?:i|we))\b"
-    r"|\byou (?:promised|guys promised|told me|told us|said you would|said you'd|assured me|"
-    r"replied|answered|responded|wrote back|emailed me|called me|closed my|"
-    r"people|guys told|guys said)\b"
-    rf"|\b(?:your|the|a|an|one of your) (?:[\w-]+ ){{0,2}}{_STAFF}s?\b[^.!?]{{0,40}}\b"
-    r"(?:told|said|promised|assured|confirmed|agreed)\b"
+    ((("spoke", "chatted", "talked", "had a ", "discussed", "further to", "on the phone",
+       "on hold"),),
+     r"\b(?:we|i) (?:spoke|chatted|talked|had a chat|had a call)\b"
+     r"|\bspoken (?:to|with)\b|\bas discussed\b|\bfurther to (?:our|my|your)\b"
+     r"|\bon (?:the phone|hold) (?:with you|to you|for|three|several|\d)"
+     r"|\bbeen on hold\b"),
+    # "I was promised", "I was told by ...", "you said you would", "your agent promised";
+    # a bare "I was told this would be free" is as often a mistaken premise with no contact
+    ((("promised", "assured", "told", "said", "replied", "answered", "responded",
+       "wrote back", "emailed me", "called me", "closed my", "you people", "confirmed",
+       "agreed"),),
+     r"\b(?:i was|we were|i've been|i have been|we've been) (?:promised|assured)\b"
+     r"|\b(?:i was|we were|i've been|i have been|we've been) told (?:by|on|in|at|over|"
+     r"during|when (?:i|we))\b"
+     r"|\byou (?:promised|guys promised|told me|told us|said you would|said you'd|assured me|"
+     r"replied|answered|responded|wrote back|emailed me|called me|closed my|"
+     r"people|guys told|guys said)\b"
+     rf"|\b(?:your|the|a|an|one of your) (?:[\w-]+ ){{0,2}}{_STAFF}s?\b[^.!?]{{0,40}}\b"
+     r"(?:told|said|promised|assured|confirmed|agreed)\b"),
     # "following up on my ticket", "as I said on the phone", "my previous chat"
-    r"|\bfollowing up\b|\bfollow(?:ing)?[- ]?up (?:on|to) (?:my|our|your|the) (?:call|chat|"
-    r"conversation|ticket|request|message|email|e-mail|complaint|case|enquiry|inquiry)"
-    r"|\bfollowing (?:my|our) (?:call|chat|conversation|email|e-mail|letter|message|complaint|"
-    r"visit)\b"
-    r"|\bas (?:i|we) (?:said|told you|mentioned|explained|wrote)\b[^.!?]{0,20}\b(?:before\b(?!"
-    r"\s+(?:the|\d))|earlier|last|already|on the phone|in my|previously|yesterday)"
-    r"|\bas explained (?:in|on|before|earlier|already|previously)\b"
-    r"|\b(?:my|the|our|your) (?:previous|last|earlier) (?:call|chat|conversation|ticket|"
-    r"request|message|email|e-mail|complaint|case|reply|response|enquiry|inquiry)s?\b"
-    r"|\bmy (?:complaint|ticket|case|email|e-mail|message|enquiry|inquiry|call) (?:from|of|"
-    r"dated|on|last)\b"
-    r"|\b(?:case|complaint|support ticket)\s*(?:number|no\.?|nr\.?|id|ref|#|:)"
-    r"|\bre:\s*(?:case|ticket|complaint|my|our|your)\b"
-    r"|\bstill (?:waiting|no (?:reply|answer|response|word|call ?back|callback)|"
-    r"haven'?t heard|have not heard|not heard)"
-    r"|\b(?:haven'?t|have not|never) (?:heard (?:back|from|anything|a thing|a word)|"
-    r"had an answer|had a reply|got an answer|"
-    r"got a reply|received (?:a|an|any) (?:reply|answer|response))\b"
-    r"|\b(?:no ?one|nobody|noone) (?:has |have |ever )?(?:got|gotten|called|came|come|"
-    r"answered|replied|responded|rang|returned)\b(?: back| me| my| to)?"
-    r"|\b(?:re-?open(?:ing)?|escalat(?:e|ing)) (?:my|this|the|our|it)\b",
-    re.I)
-"""A first ask that mentions an earlier contact (``repeat_visit``)."""
+    ((("follow", "said", "told you", "mentioned", "explained", "wrote"),),
+     r"\bfollowing up\b|\bfollow(?:ing)?[- ]?up (?:on|to) (?:my|our|your|the) (?:call|chat|"
+     r"conversation|ticket|request|message|email|e-mail|complaint|case|enquiry|inquiry)"
+     r"|\bfollowing (?:my|our) (?:call|chat|conversation|email|e-mail|letter|message|"
+     r"complaint|visit)\b"
+     r"|\bas (?:i|we) (?:said|told you|mentioned|explained|wrote)\b[^.!?]{0,20}\b(?:before\b"
+     r"(?!\s+(?:the|\d))|earlier|last|already|on the phone|in my|previously|yesterday)"
+     r"|\bas explained (?:in|on|before|earlier|already|previously)\b"),
+    ((("previous", "last", "earlier", "my complaint", "my ticket", "my case", "my email",
+       "my e-mail", "my message", "my enquiry", "my inquiry", "my call"),),
+     r"\b(?:my|the|our|your) (?:previous|last|earlier) (?:call|chat|conversation|ticket|"
+     r"request|message|email|e-mail|complaint|case|reply|response|enquiry|inquiry)s?\b"
+     r"|\bmy (?:complaint|ticket|case|email|e-mail|message|enquiry|inquiry|call) (?:from|of|"
+     r"dated|on|last)\b"),
+    ((("case", "complaint", "ticket", "re:"),),
+     r"\b(?:case|complaint|support ticket)\s*(?:number|no\.?|nr\.?|id|ref|#|:)"
+     r"|\bre:\s*(?:case|ticket|complaint|my|our|your)\b"),
+    ((("still", "heard", "had a", "had an", "got a", "got an", "received"),),
+     r"\bstill (?:waiting|no (?:reply|answer|response|word|call ?back|callback)|"
+     r"haven'?t heard|have not heard|not heard)"
+     r"|\b(?:haven'?t|have not|never) (?:heard (?:back|from|anything|a thing|a word)|"
+     r"had an answer|had a reply|got an answer|"
+     r"got a reply|received (?:a|an|any) (?:reply|answer|response))\b"),
+    ((("one", "nobody"),),
+     r"\b(?:no ?one|nobody|noone) (?:has |have |ever )?(?:got|gotten|called|came|come|"
+     r"answered|replied|responded|rang|returned)\b(?: back| me| my| to)?"),
+    ((("open", "escalat"),),
+     r"\b(?:re-?open(?:ing)?|escalat(?:e|ing)) (?:my|this|the|our|it)\b"),
+)
+"""The contact cue's alternatives, each with groups of words: any text it matches holds one
+word of every group (lower case), and :func:`says_contact` runs an alternative only there."""
+
+REPEAT_CONTACT = re.compile("|".join(f"(?:{pattern})" for _, pattern in _BRANCHES), re.I)
+"""A first ask that mentions an earlier contact (``repeat_visit``): every alternative in one
+pattern (:func:`says_contact` is the same test, faster)."""
+
+_GATED = tuple((groups, re.compile(pattern, re.I)) for groups, pattern in _BRANCHES)
+
+
+def says_contact(text: str) -> bool:
+    """Whether ``text`` mentions an earlier contact: ``REPEAT_CONTACT.search(text)``, with
+    each alternative run only on text holding a word of each of its groups: about 28 µs per
+    ask against 93 µs for the whole pattern (the stance corpus' 5,315 asks, this machine;
+    the cue it replaced, any "again", took 7 µs)."""
+    lowered = text.lower()
+    return any(pattern.search(text) is not None for groups, pattern in _GATED
+               if all(any(hint in lowered for hint in group) for group in groups))
+
 
 PRIOR_FAILURE = re.compile(
     r"\b(?:tried|attempted|did)\b[^.!?]{0,60}\b(?:before|earlier|already|last time|"

@@ -74,7 +74,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from processor._history_cues import PRIOR_FAILURE, PRIOR_PARTIAL, REPEAT_CONTACT
+from processor._history_cues import PRIOR_FAILURE, PRIOR_PARTIAL, says_contact
 from processor.outcomes import Outcome
 from processor.policy import clause_index, match_clause
 from processor.records import Message, Step
@@ -87,7 +87,6 @@ AXES: tuple[str, ...] = (
 """The six axes, in the order reports list them."""
 
 _CONTRADICTION = re.compile(r"^\s*(actually|no,|no i|i meant|wait,|sorry, i meant)", re.I)
-_REPEAT = REPEAT_CONTACT
 _PRIOR_FAILURE = PRIOR_FAILURE
 _PRIOR_PARTIAL = PRIOR_PARTIAL
 
@@ -195,7 +194,7 @@ def _history(first_ask: str | None, earlier_turns: Sequence[str | None]) -> str:
         return "prior_partial_action"
     if any(turn and _CONTRADICTION.search(turn) for turn in earlier_turns):
         return "contradicts_earlier"
-    if first_ask and _REPEAT.search(first_ask):
+    if first_ask and says_contact(first_ask):
         return "repeat_visit"
     return "fresh"
 

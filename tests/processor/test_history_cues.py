@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from processor._history_cues import READER_CUES, REPEAT_CONTACT
+from processor._history_cues import READER_CUES, REPEAT_CONTACT, says_contact
 from processor.stance_learned import normalise
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data" / "history"
@@ -41,3 +41,16 @@ def test_the_stance_reader_still_leaves_out_what_it_was_trained_without() -> Non
     assert READER_CUES[2].pattern == r"\bagain\b|already contacted|last time|still not|" \
                                      r"second time"
     assert normalise("Internet dropped again, last time too") == "internet dropped , too"
+
+
+def test_the_gated_cue_is_the_whole_pattern() -> None:
+    # says_contact runs each alternative only where its words are: on every labelled ask of
+    # both corpora it answers as the whole pattern does
+    stance = Path(__file__).resolve().parents[2] / "bench" / "data" / "stance"
+    texts = [json.loads(line)["text"] for folder in (DATA, stance)
+             for path in sorted(folder.glob("*.jsonl"))
+             for line in path.read_text().splitlines() if line.strip()]
+    assert len(texts) > 5000
+    said = [says_contact(text) for text in texts]
+    assert said == [REPEAT_CONTACT.search(text) is not None for text in texts]
+    assert 50 < sum(said) < len(texts) / 5
