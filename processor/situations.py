@@ -178,7 +178,15 @@ beyond them: a stance group beside the situation leaves its misread members in t
 ``already_acted_on``, two thirds of them read hurried, left the tool group's wider cell
 failing above the rest of the store in both), which is no evidence that the situation is
 wider. This runs before the rule below, which narrows by the same test the other way
-round.
+round, and once more after *Where it fails*: a broad cell that held a new group and was
+named by its tool there is free to be the wider cell of a persistent situation beside it.
+Seed 557 of the tau2 benchmark (test3 openings): inside ``already_acted_on``, a new
+enable_roaming group beside hurried users failing in both versions on the other two tools,
+read hurried for about 60%; v1's discovery named the persistent group
+``tool=disable_roaming`` (19 of 26 failing there, by chance most of its v1 members), while
+the cell itself was the new situation; once that was named ``tool=enable_roaming``, the
+cell without it (the payment tool's members, failing in both versions) showed the
+persistent group wider than the one tool.
 
 **Named on both periods.** Discovery names a group in each period alone (rule 3), so a group
 failing in both periods has half the conversations it could have to stand out from the rest
@@ -566,6 +574,8 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = find_cores(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
+    # a broad cell named by a tool there may be the wider cell of one beside it now
+    judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_why(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = absorb_overlaps(profiles, judged_in_order, totals, names, min_support)
     situations = []

@@ -680,3 +680,20 @@ def test_one_group_seen_through_two_coordinates_is_reported_once(store: Store) -
         "tool=send_payment_request & user_stance=frustrated": "new",
         "tool=get_reservation_details & tool_condition=permission_denied": "persistent",
         "user_stance=mistaken & world_state=already_acted_on": "persistent"}
+
+
+def test_a_group_beside_a_broad_cell_named_by_its_tool_is_widened_to_the_cell(
+        store: Store) -> None:
+    # a tau2 stream (seed 557 of bench/processor_precision.py --openings test3), replayed
+    # whole: inside world_state=already_acted_on, enable_roaming fails in v2 only (32 of 38)
+    # and hurried users of the other two tools fail in both versions, read hurried for about
+    # 60%. v1's discovery named that group tool=disable_roaming (19 of 26 failing there),
+    # while the cell was the new situation until it was named by enable_roaming; the
+    # payment tool's members of the cell fail in both versions too, so the persistent group
+    # is the cell without the new one, not one tool
+    scenario = Scenario()
+    _replay(scenario, Path(__file__).parent / "data" / "tau2-557-test3-cells.csv")
+    flagged = {label: s.status for label, s in _run(store, scenario).items()
+               if s.status != "uncertain" and "already_acted_on" in label}
+    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
+                       "world_state=already_acted_on": "persistent"}
