@@ -21,6 +21,7 @@ from processor._discovery import (
     LATEST,
     PREVIOUS,
     READ_AXES,
+    UNMARKED,
     Found,
     Profiles,
     _usual,
@@ -333,7 +334,8 @@ def absorb_overlaps(profiles: Profiles, judged: Sequence[Judged],
                     min_support: int) -> list[Judged]:
     """The judged situations without those whose own failing members lie in another
     situation of the same status that is neither inside nor around them (*Overlapping
-    reports* in :mod:`processor.situations`), judged again."""
+    reports* in :mod:`processor.situations`) and without the ordinary users beside a stance
+    group of their status (*Misread siblings*), judged again."""
     current = list(judged)
     failing = profiles.graded & profiles.failed
     while True:
@@ -353,7 +355,7 @@ def absorb_overlaps(profiles: Profiles, judged: Sequence[Judged],
                  and int(profiles.n[failing & other_mask & (profiles.period == (
                      LATEST if verdict.fails_now else PREVIOUS))].sum()) > mine),
                 None)
-            if holder is None:
+            if holder is None and not _misread_sibling(profiles, item, mask, verdict, current):
                 continue
             before = {_key(other): v.status for other, _, v, _ in current
                       if _key(other) != _key(item)}
@@ -366,3 +368,40 @@ def absorb_overlaps(profiles: Profiles, judged: Sequence[Judged],
                 break
         else:
             return current
+
+
+
+def _misread_sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+                     judged: Sequence[Judged]) -> bool:
+    """Whether a situation named by the stance that marks nothing (``ordinary``) has a
+    sibling of its status, the same coordinates with another stance, that fails beyond
+    the rate outside their cell by more than it does in every period its status says it
+    fails in: where the reader puts the sibling's misread members (*Misread siblings* in
+    :mod:`processor.situations`)."""
+    unmarked = UNMARKED.get("user_stance")
+    if "user_stance" not in profiles.axes:
+        return False
+    axis = profiles.axes.index("user_stance")
+    value = next((v for a, v in item.coordinates if a == axis), None)
+    cell = tuple(sorted(c for c in item.coordinates if c[0] != axis))
+    if value is None or profiles.values[value] != unmarked or not cell:
+        return False
+    wide = profiles.mask(cell)
+
+    def excess(keep: np.ndarray, rate: float) -> float:
+        return int(profiles.n[keep & profiles.failed].sum()) - int(profiles.n[keep].sum()) * rate
+
+    for other, other_mask, other_verdict, _ in judged:
+        if other_verdict.status != verdict.status or _key(other) == _key(item) or \
+                tuple(sorted(c for c in other.coordinates if c[0] != axis)) != cell:
+            continue
+        beyond = True
+        for period in FLAGGED[verdict.status]:
+            graded = profiles.graded & (profiles.period == period)
+            out = graded & ~wide
+            g_out = int(profiles.n[out].sum())
+            rate = int(profiles.n[out & profiles.failed].sum()) / g_out if g_out else 0.0
+            beyond &= excess(graded & other_mask, rate) > excess(graded & mask, rate)
+        if beyond:
+            return True
+    return False

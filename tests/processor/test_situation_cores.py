@@ -697,3 +697,15 @@ def test_a_group_beside_a_broad_cell_named_by_its_tool_is_widened_to_the_cell(
                if s.status != "uncertain" and "already_acted_on" in label}
     assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
                        "world_state=already_acted_on": "persistent"}
+
+
+def test_ordinary_users_beside_a_stance_group_of_their_status_are_not_a_second_report(
+        store: Store) -> None:
+    # a tau2 stream (seed 527 of bench/processor_precision.py --openings test2), replayed
+    # whole: mistaken users of already-done actions fail in v2 (22 of 28 read mistaken),
+    # and the reader puts part of them under ordinary (9 of 18 ordinary users of that world
+    # state failing in v2, 1 of 18 in v1); "ordinary" names no group of its own there, so
+    # they are the mistaken group's misread members, not a second new situation
+    assert _flagged_in_stream(store, "tau2-527-test2", "already_acted_on") == {
+        "user_stance=mistaken & world_state=already_acted_on": "new",
+        "user_stance=adversarial & world_state=already_acted_on": "fixed"}
