@@ -1,7 +1,7 @@
 """Benchmark: the user-stance detector against independently written, gold-labelled openings.
 
 Reads ``bench/data/stance/*.jsonl`` (see its README: written without seeing the
-detector; ``dev`` to ``dev8`` and ``test`` are development splits now,
+detector; ``dev`` to ``dev11`` and ``test`` are development splits now,
 ``test2`` and ``test3`` are report-only) and prints, for the default reader
 (:func:`processor.stance.classify_stance`: the learned reader of
 :mod:`processor.stance_learned` with the patterns), for the patterns alone
@@ -136,7 +136,8 @@ class Scores:
     """Median time per ask over 5 passes."""
 
 
-SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev8", "dev9", "dev+dev2",
+SPLITS = ("dev", "dev2", "dev3", "dev4", "dev6", "dev7", "dev8", "dev9", "dev10", "dev11",
+          "dev10+dev11", "dev+dev2",
           "dev+dev2+test+dev3+dev4", "dev+dev2+test+dev3+dev4+dev6",
           "dev+dev2+test+dev3+dev4+dev6+dev7", "dev+dev2+test+dev3+dev4+dev6+dev7+dev8", "test",
           "test2", "test3")
