@@ -1,9 +1,10 @@
-"""Judging the situations found: supersets without what they hold, siblings, read axes;
-and the loop that replaces a judged situation by narrower ones.
+"""Judging the situations found: supersets without what they hold, siblings, read axes,
+overlapping reports; and the loop that replaces a judged situation by narrower ones.
 
 The rules (*Collapse*, *Supersets are judged without what they hold*, *Siblings*, *Read
-axes*) are documented in :mod:`processor.situations`; this module applies them to the
-situations discovery kept (:mod:`processor._discovery`), smallest first. The narrower
+axes*, *Overlapping reports*, *Misread siblings*) are documented in
+:mod:`processor.situations`; this module applies them to the situations discovery kept
+(:mod:`processor._discovery`), smallest first. The narrower
 situations proposed (*Read-axis cores*, *Where it fails*) are
 :mod:`processor._narrowing`'s.
 """
@@ -368,7 +369,6 @@ def absorb_overlaps(profiles: Profiles, judged: Sequence[Judged],
                 break
         else:
             return current
-
 
 
 def _misread_sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
