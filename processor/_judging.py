@@ -378,30 +378,32 @@ def _misread_sibling(profiles: Profiles, item: Found, mask: np.ndarray, verdict:
     the rate outside their cell by more than it does in every period its status says it
     fails in: where the reader puts the sibling's misread members (*Misread siblings* in
     :mod:`processor.situations`)."""
-    unmarked = UNMARKED.get("user_stance")
     if "user_stance" not in profiles.axes:
         return False
     axis = profiles.axes.index("user_stance")
-    value = next((v for a, v in item.coordinates if a == axis), None)
-    cell = tuple(sorted(c for c in item.coordinates if c[0] != axis))
-    if value is None or profiles.values[value] != unmarked or not cell:
-        return False
-    wide = profiles.mask(cell)
 
-    def excess(keep: np.ndarray, rate: float) -> float:
-        return int(profiles.n[keep & profiles.failed].sum()) - int(profiles.n[keep].sum()) * rate
+    def cell_of(found: Found) -> tuple[tuple[int, int], ...]:
+        return tuple(sorted(c for c in found.coordinates if c[0] != axis))
+
+    value = next((v for a, v in item.coordinates if a == axis), None)
+    cell = cell_of(item)
+    if value is None or profiles.values[value] != UNMARKED["user_stance"] or not cell:
+        return False
+    outside = ~profiles.mask(cell)
+
+    def excess(keep: np.ndarray, period: int, rate: float) -> float:
+        graded, failed = profiles.counts(keep, period)
+        return failed - graded * rate
 
     for other, other_mask, other_verdict, _ in judged:
         if other_verdict.status != verdict.status or _key(other) == _key(item) or \
-                tuple(sorted(c for c in other.coordinates if c[0] != axis)) != cell:
+                cell_of(other) != cell:
             continue
         beyond = True
         for period in FLAGGED[verdict.status]:
-            graded = profiles.graded & (profiles.period == period)
-            out = graded & ~wide
-            g_out = int(profiles.n[out].sum())
-            rate = int(profiles.n[out & profiles.failed].sum()) / g_out if g_out else 0.0
-            beyond &= excess(graded & other_mask, rate) > excess(graded & mask, rate)
+            g_out, f_out = profiles.counts(outside, period)
+            rate = f_out / g_out if g_out else 0.0
+            beyond &= excess(other_mask, period, rate) > excess(mask, period, rate)
         if beyond:
             return True
     return False
