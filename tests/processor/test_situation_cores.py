@@ -691,12 +691,9 @@ def test_a_group_beside_a_broad_cell_named_by_its_tool_is_widened_to_the_cell(
     # while the cell was the new situation until it was named by enable_roaming; the
     # payment tool's members of the cell fail in both versions too, so the persistent group
     # is the cell without the new one, not one tool
-    scenario = Scenario()
-    _replay(scenario, Path(__file__).parent / "data" / "tau2-557-test3-cells.csv")
-    flagged = {label: s.status for label, s in _run(store, scenario).items()
-               if s.status != "uncertain" and "already_acted_on" in label}
-    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
-                       "world_state=already_acted_on": "persistent"}
+    assert _flagged_in_stream(store, "tau2-557-test3", "already_acted_on") == {
+        "tool=enable_roaming & world_state=already_acted_on": "new",
+        "world_state=already_acted_on": "persistent"}
 
 
 def test_ordinary_users_beside_a_stance_group_of_their_status_are_not_a_second_report(
