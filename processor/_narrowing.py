@@ -1,6 +1,8 @@
-"""Narrower situations in place of judged ones: read-axis cores and where it fails.
+"""Narrower situations in place of judged ones: read-axis cores, where it fails, names
+that say why and what went wrong.
 
-The rules (*Read-axis cores*, *Where it fails*) are documented in
+The rules (*Read-axis cores*, *Where it fails*, *Names that say why*, *Names that say
+what went wrong*, ...) are documented in
 :mod:`processor.situations`; each proposes narrower situations for a judged one, and
 :func:`processor._judging.replace_until_stable` takes the first proposal whose parts keep
 their statuses.
@@ -27,6 +29,7 @@ from processor._discovery import (
     Found,
     Profiles,
     _stands_out,
+    _unstated,
     _usual,
     above,
     axis_order,
@@ -44,8 +47,8 @@ from processor._judging import (
 from processor._misreading import explained_by
 from processor._verdicts import PeriodNames, Verdict
 
-__all__ = ["CORE_SHARE", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_pooled", "name_where",
-           "name_why", "widen_pooled"]
+__all__ = ["CORE_SHARE", "FAULT_AXES", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_fault",
+           "name_pooled", "name_where", "name_why", "widen_pooled"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
@@ -598,6 +601,97 @@ def _why(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     if stated == item.coordinates or _reported(judged, stated):
         return []
     return [Proposal((Found(stated, item.excess),), same_status=True)]
+
+
+FAULT_AXES = ("world_state", "tool_condition")
+"""Axes taken from the calls that say what went wrong: what the world was, then how the
+tool answered (*Names that say what went wrong* in :mod:`processor.situations`)."""
+
+
+def name_fault(profiles: Profiles, judged: Sequence[Judged],
+               totals: Sequence[tuple[int, int]], names: PeriodNames,
+               min_support: int) -> list[Judged]:
+    """The judged situations, one whose failing members nearly all share a marked world
+    state or tool condition named by it too (see *Names that say what went wrong* in
+    :mod:`processor.situations`), judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _fault)
+
+
+def _fault(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+           judged: Sequence[Judged]) -> list[Proposal]:
+    """The situation named by what went wrong (:func:`_fault_named`), to keep its status,
+    unless it is named so already or that situation is reported already; else none."""
+    _, cell = _deciding(profiles, mask, verdict, judged)
+    coordinates = _fault_named(profiles, item.coordinates, cell)
+    if coordinates == item.coordinates or len(coordinates) > 3 or _reported(
+            judged, coordinates):
+        return []
+    return [Proposal((Found(coordinates, item.excess),), same_status=True)]
+
+
+def _fault_named(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
+                 cell: np.ndarray) -> tuple[tuple[int, int], ...]:
+    """``coordinates`` with the value of a fault axis (:data:`FAULT_AXES`) that holds
+    ``COINCIDE`` of the failing conversations of ``cell`` (the situation's own graded
+    members in the periods deciding its status): a marked value (:func:`_marked`) on an
+    axis the name leaves unmarked (a tool condition only where no marked world state
+    names it: ``not_found`` says again what ``missing`` says), failing more than the rest
+    of the cell (:func:`_fails_more`); then without the usual values of fault axes that
+    narrow nothing (rule 3)."""
+    g_cell, f_cell = _count(profiles, cell)
+    if f_cell < MIN_FAILED:
+        return coordinates
+    said = {profiles.axes[axis] for axis, value in coordinates
+            if _marked(profiles, (axis, value))}
+    failing = cell & profiles.failed
+    for axis in axis_order(profiles):
+        name = profiles.axes[axis]
+        if name not in FAULT_AXES or said & set(FAULT_AXES[:FAULT_AXES.index(name) + 1]):
+            continue
+        column = profiles.codes[:, axis]
+        held = np.bincount(column[failing], weights=profiles.n[failing],
+                           minlength=len(profiles.values))
+        added = None
+        for value in np.flatnonzero(held >= COINCIDE * f_cell):
+            g, f = _count(profiles, cell & (column == value))
+            if _marked(profiles, (axis, int(value))) and g < g_cell and \
+                    _fails_more(f, g, f_cell - f, g_cell - g):
+                added = (axis, int(value))
+        if added is not None:
+            coordinates = (*coordinates, added)
+            break
+    pooled = profiles.graded & (profiles.period >= 0)
+    for coordinate in coordinates:
+        others = tuple(c for c in coordinates if c != coordinate)
+        if profiles.axes[coordinate[0]] in FAULT_AXES and others and \
+                not _marked(profiles, coordinate):
+            wider = pooled & profiles.mask(others)
+            if int(profiles.n[wider & profiles.mask((coordinate,))].sum()) > (
+                    1 - NARROWS) * int(profiles.n[wider].sum()):
+                coordinates = others  # it narrows nothing (rule 3)
+    return coordinates
+
+
+def _fails_more(f: int, g: int, f_rest: int, g_rest: int) -> bool:
+    """Whether ``f`` of ``g`` fail more than ``f_rest`` of ``g_rest``: significantly
+    (Fisher p < ``ALPHA``) when the rest is large enough for any split of the failures to
+    be (a tool whose calls mostly err holds most failures of any group on it in errors,
+    14 of 16 failing against 2 of 4 that answered); else merely more (38 refusals of 41
+    calls, 25 failing, against 3 timeouts passing: too few for a test, and the value
+    holds nearly every member)."""
+    if f * g_rest <= f_rest * g:
+        return False
+    extreme = min(g, f + f_rest)
+    return above(extreme, g, f + f_rest - extreme, g_rest) >= ALPHA or \
+        above(f, g, f_rest, g_rest) < ALPHA
+
+
+def _marked(profiles: Profiles, coordinate: tuple[int, int]) -> bool:
+    """Whether a coordinate says something went wrong on its axis: not the axis' usual
+    value (``success``, ``entity_exists``), not a value that states nothing."""
+    axis, value = coordinate
+    return value != _usual(profiles, profiles.codes[:, axis]) and \
+        not _unstated(profiles, coordinate)
 
 
 def _reported(judged: Sequence[Judged], coordinates: Sequence[tuple[int, int]]) -> bool:

@@ -372,6 +372,28 @@ in that world state failing there (1 of 18 in v1), reported as a second new situ
 seed 530 the same with a frustrated group where things are missing (18 of 29, and 20 of 81
 read ordinary).
 
+**Names that say what went wrong.** Last, a coordinate that narrows nothing is left out
+of a name (rule 3), yet a marked world state or tool condition that nearly every failing
+member shares tells what went wrong: ``tool=get_customer_by_id`` is a lookup of records
+that do not exist, ``tool=search_direct_flight`` a tool that times out, and the tool's
+few other members (the lookups that found their record) are not that group. So a
+situation is also named by the value of a fault axis (``FAULT_AXES``: the world state,
+else, where no marked world state names it, the tool condition: ``not_found`` would say
+again what ``missing`` says) holding ``COINCIDE`` of its own failing members in the
+periods deciding its status and failing more than the rest of it there, significantly
+(Fisher p < ``ALPHA``) where the rest is large enough for any split to be (the calls of
+``update_reservation_flights`` mostly err, so errors hold most failures of any group on
+it: 14 of 16 failing against 2 of 4 that answered names nothing): a *marked* value,
+not the axis' most common one over all conversations (``success``, ``entity_exists``: they
+say nothing went wrong) nor one that states nothing. The world state is tried first (what
+the world was, then how the tool answered). A fault axis' usual value in the name that
+then narrows nothing is left out (rule 3): ``tool=get_bills_for_customer &
+world_state=entity_exists``, which left out the tool's lookups of missing records, is
+``tool=get_bills_for_customer & tool_condition=permission_denied`` (seed 111 of the tau2
+benchmark, test3 openings). The new name (at most three coordinates) replaces the old when
+the situation it names, judged again with the others, keeps the status; members and status
+are then its own: the generator plants the fault, and the report says it.
+
 **Names.** Whatever rule named a situation, two names of exactly the same conversations
 read as one: a coordinate that narrows the cell of the others is swapped for the value of
 an axis earlier in ``AXIS_ORDER`` (read from the calls) whose cell, with the others, holds
@@ -384,7 +406,7 @@ status do not change.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes, overlapping reports, misread siblings: :mod:`processor._judging`; read-axis cores,
-where it fails and names that say why: :mod:`processor._narrowing`; mixtures:
+where it fails, names that say why and what went wrong: :mod:`processor._narrowing`; mixtures:
 :mod:`processor._mixtures`; across values: :mod:`processor._across`; statuses and their
 sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store`.
 
@@ -447,7 +469,14 @@ from processor._discovery import (
 from processor._judging import READ_AXES, SIBLING_SHARE, absorb_overlaps, widen
 from processor._misreading import Misreads, misreads_for
 from processor._mixtures import split_mixtures
-from processor._narrowing import find_cores, name_pooled, name_where, name_why, widen_pooled
+from processor._narrowing import (
+    find_cores,
+    name_fault,
+    name_pooled,
+    name_where,
+    name_why,
+    widen_pooled,
+)
 from processor._situation_store import store_situations
 from processor._verdicts import PeriodNames
 from processor.coordinates import coordinate_label
@@ -590,6 +619,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_why(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = absorb_overlaps(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = name_fault(profiles, judged_in_order, totals, names, min_support)
     situations = []
     named = _canonical_names(profiles, [item for item, _, _, _ in judged_in_order])
     for index, (coordinates, (_, mask, verdict, judged)) in enumerate(

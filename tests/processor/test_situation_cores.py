@@ -669,13 +669,14 @@ def test_one_group_seen_through_two_coordinates_is_reported_once(store: Store) -
     # failing) and entity_exists when one did (11 of 22). v1's discovery found
     # world_state=unknown, which also holds a persistent permission group of another tool,
     # judged inside it; its own remaining failures are 11 of the timeouts and one other.
-    # Reported beside the tool, the group was two fixed situations holding half of it each
+    # Reported beside the tool, the group was two fixed situations holding half of it each.
+    # Once it is the tool's, the timeouts that hold its failures say what went wrong
     scenario = Scenario()
     _replay(scenario, Path(__file__).parent / "data" / "tau2-528-test3-cells.csv")
     flagged = {label: s.status for label, s in _run(store, scenario).items()
                if s.status != "uncertain"}
     assert flagged == {
-        "tool=get_user_details": "fixed",
+        "tool=get_user_details & tool_condition=timeout": "fixed",
         "tool=enable_roaming & world_state=already_acted_on": "new",
         "tool=send_payment_request & user_stance=frustrated": "new",
         "tool=get_reservation_details & tool_condition=permission_denied": "persistent",
