@@ -286,7 +286,10 @@ def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     ``tool_condition=error`` inside ``world_state=already_acted_on``, where that tool's
     calls, and only they, err). Never for a value that states nothing (:data:`UNSTATED`):
     ``tool_condition=permission_denied`` stays, though ``world_state=unknown`` holds the
-    same conversations (:func:`say_why` swaps the other way)."""
+    same conversations (:func:`say_why` swaps the other way). A name of fewer than three
+    coordinates, without a tool, whose conversations all have one tool then names that
+    tool too: it says where they fail, the same conversations (``world_state=already_acted_on``
+    where every member cancels an order)."""
     order = {axis: i for i, axis in enumerate(axis_order(profiles))}
     cell = profiles.mask(coordinates)
     swapped = True
@@ -308,6 +311,11 @@ def canonical(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
                     break
             if swapped:
                 break
+    tool = profiles.axes.index("tool") if "tool" in profiles.axes else None
+    if tool is not None and len(coordinates) < 3 and all(a != tool for a, _ in coordinates):
+        tools = np.unique(profiles.codes[cell, tool])
+        if len(tools) == 1:  # every conversation of the name has this tool
+            coordinates = (*coordinates, (tool, int(tools[0])))
     return coordinates
 
 

@@ -401,8 +401,12 @@ the same conversations (``world_state=missing`` for ``tool_condition=not_found``
 ``world_state=already_acted_on``, ``tool=send_payment_request`` for
 ``tool_condition=error`` when that tool's calls, and only they, err), unless another
 situation already bears the new name, and never for a value that states nothing. A
-coordinate that narrows nothing keeps its place (any value would do there). Members and
-status do not change.
+coordinate that narrows nothing keeps its place (any value would do there). A name of one
+or two coordinates without a tool, whose conversations all have one tool, is named by that
+tool too: blind on tau2's retail domain, cancelling orders already cancelled was reported
+as ``world_state=already_acted_on``, every member of which cancels an order (*Where it
+fails* names a tool only where it leaves some conversations out). Members and status do
+not change.
 
 **Modules.** Discovery and profiles: :mod:`processor._discovery`; judging, siblings, read
 axes, overlapping reports, misread siblings: :mod:`processor._judging`; read-axis cores,

@@ -299,7 +299,7 @@ def test_a_new_group_over_every_stance_is_not_split_into_the_stances_it_reads_mo
     # little more often among its failing members (77% of them fail against 66% of the
     # rest of the cell in v2). Against the rest pooled over both versions (37%: v1 passes)
     # those two stances stand out; but frustrated and hurried fail 78% in v2 too: one group
-    # over every stance, reported as the cell
+    # over every stance, reported as the cell (and by its tool: every member cancels)
     scenario = Scenario()
     _store_background(scenario, 93, (0.12, 0.12))
     for version, stance, failed, passed in (
@@ -313,7 +313,8 @@ def test_a_new_group_over_every_stance_is_not_split_into_the_stances_it_reads_mo
 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
     assert {label: status for label, status in flagged.items()
-            if "already_acted_on" in label} == {"world_state=already_acted_on": "new"}
+            if "already_acted_on" in label} == {
+        "tool=cancel & world_state=already_acted_on": "new"}
 
 
 
@@ -562,6 +563,7 @@ def test_a_name_of_the_same_conversations_reads_in_the_canonical_axis_order(
     # conversations an earlier axis holds just as well: inside conflicting users, the
     # not_found answers are exactly the missing things. It is named by the world state, as
     # discovery names such a tie; a tool condition that narrows nothing stays as it is
+    # (every member has the default tool, which names it too)
     scenario = Scenario()
     _store_background(scenario, 41, (0.12, 0.12))
     for version in ("v1", "v2"):
@@ -571,7 +573,8 @@ def test_a_name_of_the_same_conversations_reads_in_the_canonical_axis_order(
     situations = _run(store, scenario)
 
     flagged = {label: s.status for label, s in situations.items() if s.status != "uncertain"}
-    assert flagged == {"user_stance=conflicting & world_state=missing": "persistent"}
+    assert flagged == {
+        "tool=lookup & user_stance=conflicting & world_state=missing": "persistent"}
 
 
 def test_a_fragment_whose_group_has_too_few_conversations_left_is_the_group(
