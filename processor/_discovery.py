@@ -250,17 +250,24 @@ def _prune(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     ``NARROWS`` of the cell the other coordinates make is dropped (the last in the canonical
     order first), whether the round picked it or the naming added it."""
     order = {axis: i for i, axis in enumerate(axis_order(profiles))}
-    weight = np.where(pool, profiles.n, 0)
     changed = True
     while changed and len(coordinates) > 1:
         changed = False
-        graded = int(weight[profiles.mask(coordinates)].sum())
         for coordinate in sorted(coordinates, key=lambda c: -order[c[0]]):
             others = tuple(c for c in coordinates if c != coordinate)
-            if graded > (1 - NARROWS) * int(weight[profiles.mask(others)].sum()):
+            if narrows_nothing(profiles, coordinates, others, pool):
                 coordinates, changed = others, True
                 break
     return coordinates
+
+
+def narrows_nothing(profiles: Profiles, coordinates: Sequence[tuple[int, int]],
+                    others: Sequence[tuple[int, int]], pool: np.ndarray) -> bool:
+    """Whether the cell of ``coordinates`` keeps more than ``1 - NARROWS`` of the cell of
+    ``others`` (a subset of them), conversations of ``pool`` counted (rule 3)."""
+    weight = np.where(pool, profiles.n, 0)
+    return int(weight[profiles.mask(coordinates)].sum()) > (
+        1 - NARROWS) * int(weight[profiles.mask(others)].sum())
 
 
 def _usual(profiles: Profiles, column: np.ndarray) -> int:
@@ -352,8 +359,8 @@ def say_why(profiles: Profiles, coordinates: tuple[tuple[int, int], ...], pool: 
                 excess = float(f_all[value] - g[value] * rate)
                 if excess > best[0]:
                     best = (excess, (axis, int(value)))
-        if best[1] == coordinate and others and int(weight[cell].sum()) > (
-                1 - NARROWS) * int(weight.sum()):
+        if best[1] == coordinate and others and narrows_nothing(profiles, coordinates,
+                                                                 others, pool):
             coordinates = others  # no value says why, and it narrows nothing (rule 3)
         else:
             coordinates = tuple(best[1] if c == coordinate else c for c in coordinates)

@@ -33,6 +33,7 @@ from processor._discovery import (
     _usual,
     above,
     axis_order,
+    narrows_nothing,
     say_why,
 )
 from processor._judging import (
@@ -664,11 +665,9 @@ def _fault_named(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
     for coordinate in coordinates:
         others = tuple(c for c in coordinates if c != coordinate)
         if profiles.axes[coordinate[0]] in FAULT_AXES and others and \
-                not _marked(profiles, coordinate):
-            wider = pooled & profiles.mask(others)
-            if int(profiles.n[wider & profiles.mask((coordinate,))].sum()) > (
-                    1 - NARROWS) * int(profiles.n[wider].sum()):
-                coordinates = others  # it narrows nothing (rule 3)
+                not _marked(profiles, coordinate) and \
+                narrows_nothing(profiles, coordinates, others, pooled):
+            coordinates = others
     return coordinates
 
 
