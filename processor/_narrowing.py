@@ -680,9 +680,15 @@ def _fails_more(f: int, g: int, f_rest: int, g_rest: int) -> bool:
     holds nearly every member)."""
     if f * g_rest <= f_rest * g:
         return False
-    extreme = min(g, f + f_rest)
-    return above(extreme, g, f + f_rest - extreme, g_rest) >= ALPHA or \
-        above(f, g, f_rest, g_rest) < ALPHA
+    return not _testable(g, f + f_rest, g_rest) or above(f, g, f_rest, g_rest) < ALPHA
+
+
+def _testable(g: int, failed: int, g_rest: int) -> bool:
+    """Whether some split of ``failed`` failures between ``g`` members and ``g_rest``
+    others is significant: the most extreme one, every failure it can hold in the ``g``
+    (Fisher p < ``ALPHA``)."""
+    extreme = min(g, failed)
+    return above(extreme, g, failed - extreme, g_rest) < ALPHA
 
 
 def _marked(profiles: Profiles, coordinate: tuple[int, int]) -> bool:
@@ -752,10 +758,32 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
                 break  # Holm: this and every larger p stand
             if holds:
                 return axis, value
+        nearly_all = _nearly_all(profiles, cell, column)
+        if nearly_all is not None:
+            return axis, nearly_all
         changed = _where_changed(profiles, mask, verdict, judged, cell, column)
         if changed is not None:
             return axis, changed
     return None
+
+
+def _nearly_all(profiles: Profiles, cell: np.ndarray, column: np.ndarray) -> int | None:
+    """The value of a naming axis holding ``COINCIDE`` of the failing members ``cell`` of
+    a situation and all of it but members too few for any split of the failures to be
+    significant (Fisher, every failure in the value), failing more than they do: the data
+    cannot test it and the value is nearly the whole situation (38 of 39 graded members
+    of ``tool_condition=success & world_state=already_acted_on`` were one tool's, which
+    answers "already enabled" with a success); None otherwise (*Where it fails*)."""
+    g_cell, f_cell = _count(profiles, cell)
+    failing = cell & profiles.failed
+    held = np.bincount(column[failing], weights=profiles.n[failing],
+                       minlength=len(profiles.values))
+    value = int(np.argmax(held))
+    g, f = _count(profiles, cell & (column == value))
+    if f < COINCIDE * f_cell or g == g_cell or \
+            _testable(g, f_cell, g_cell - g) or f * (g_cell - g) <= (f_cell - f) * g:
+        return None
+    return value
 
 
 def _where_changed(profiles: Profiles, mask: np.ndarray, verdict: Verdict,

@@ -320,7 +320,14 @@ failures in members could have been, so their tests (Fisher, that tool's members
 rest of the situation) are corrected by Holm's step-down method at ``ALPHA``: with several
 such tools, one collecting most failures by chance does not name the situation. (Fisher's
 test is conditional on the counts of the situation and of each tool: a tool with fewer
-members than that can never be named and is no test.) A status that is a change between the
+members than that can never be named and is no test.) A tool holding ``COINCIDE`` of the
+failing members and all of the situation but members too few for any split of the failures
+to be significant (Fisher p >= ``ALPHA`` even with every failure in the tool) names it when
+its members fail more than that rest: no test can tell the tool from the situation, of which
+it is nearly the whole (38 of 39 graded v2 members of ``tool_condition=success &
+world_state=already_acted_on`` were ``enable_roaming``'s, which answers "already enabled"
+with a success; the usual condition then narrows nothing and leaves the name, as in *Names
+that say what went wrong*). A status that is a change between the
 periods (new against the previous period, fixed) is also told by the other period: when that
 names nothing, the tool holding more than ``SIBLING_SHARE`` of the failing members in the
 period deciding the status names the situation when, in the other period, the rest of the

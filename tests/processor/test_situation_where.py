@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processor.test_situation_cores import _flagged_in_stream
 from tests.processor.test_situations import Scenario, _run
 from tracemill.store import Store, open_store
 
@@ -56,3 +57,47 @@ def test_tools_too_small_to_hold_the_failures_are_not_counted(store: Store) -> N
     # other tools have 4 members each, fewer than 80% of the 6 failures: none of them
     # could have been named, so tool_00's is the only test and it names the situation
     assert _stale(store, 5, 12, others=4) == {"tool=tool_00 & world_state=stale": "new"}
+
+
+def _stale_nearly_all(store: Store, rest_fails: bool) -> dict[str, str]:
+    """The flagged situations of a store with the background of :func:`_stale` and, in v2
+    only, ``world_state=stale``: 20 conversations on tool_00, 12 failing, and one on
+    tool_01, failing when ``rest_fails``."""
+    scenario = Scenario()
+    for version, offset in (("v1", 0), ("v2", 1)):
+        scenario.background(version, 1300, 0.03, 81 + offset, tool=_TOOLS)
+    scenario.add("v2", 12, 8, tool="tool_00", world_state="stale")
+    scenario.add("v2", int(rest_fails), int(not rest_fails), tool="tool_01",
+                 world_state="stale")
+    return {label: s.status for label, s in _run(store, scenario).items()
+            if s.status != "uncertain"}
+
+
+def test_a_tool_that_is_nearly_the_whole_situation_names_it(store: Store) -> None:
+    # tool_00 holds 20 of the 21 stale conversations and all 12 failures. No test can tell
+    # it from a rest of one (Fisher p = 0.43 even with every failure in the tool), so
+    # Holm names nothing; the tool is still where the situation fails, and its rest fails
+    # less (0 of 1)
+    assert _stale_nearly_all(store, rest_fails=False) == {
+        "tool=tool_00 & world_state=stale": "new"}
+
+
+def test_a_tool_whose_rest_fails_as_much_does_not_name_it(store: Store) -> None:
+    # the same, the one other conversation failing: 12 of 20 against 1 of 1, so the tool
+    # fails no more than the rest and the situation keeps the cell's name
+    assert _stale_nearly_all(store, rest_fails=True) == {"world_state=stale": "new"}
+
+
+def test_a_tool_answering_already_with_a_success_is_named(store: Store) -> None:
+    # enable_roaming of a tau2 stream (seed 672 of bench/processor_precision.py
+    # --openings test3), replayed whole: enabling roaming that is already on answers
+    # success ("already enabled"), failing 25 of 38 in v2 against 1 of 38 in v1. The
+    # other tools answer "already" with an error, so discovery found the group as
+    # tool_condition=success & world_state=already_acted_on, of which the tool holds 38
+    # of 39 graded v2 members: too few left out for any test, and the usual condition
+    # was the name
+    flagged = _flagged_in_stream(store, "tau2-672-test3", "already_acted_on")
+
+    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
+                       "tool=send_payment_request & world_state=already_acted_on":
+                           "persistent"}
