@@ -604,6 +604,41 @@ def _why(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     return [Proposal((Found(stated, item.excess),), same_status=True)]
 
 
+def name_lean(profiles: Profiles, judged: Sequence[Judged],
+              totals: Sequence[tuple[int, int]], names: PeriodNames,
+              min_support: int) -> list[Judged]:
+    """The judged situations, one of three coordinates without the one that no longer
+    stands out within the other two (see *Lean names* in :mod:`processor.situations`),
+    judged again."""
+    return replace_until_stable(profiles, judged, totals, names, min_support, _lean)
+
+
+def _lean(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
+          judged: Sequence[Judged]) -> list[Proposal]:
+    """The situation without its coordinate standing out least from the rest of the
+    situation without it (its own members in the periods deciding its status, Fisher),
+    when that coordinate does not stand out (rule 3) and that situation is not reported
+    already; else none."""
+    if len(item.coordinates) < 3:
+        return []
+    key = sorted(item.coordinates)
+    others_judged = [entry for entry in judged if sorted(entry[0].coordinates) != key]
+    weakest: tuple[float, tuple[tuple[int, int], ...]] | None = None
+    for coordinate in item.coordinates:
+        wider = tuple(c for c in item.coordinates if c != coordinate)
+        _, cell = _deciding(profiles, profiles.mask(wider), verdict, others_judged)
+        g, f = _count(profiles, cell & mask)
+        g_rest, f_rest = _count(profiles, cell & ~mask)
+        if _stands_out(f, g, f_rest, g_rest):
+            continue
+        p = above(f, g, f_rest, g_rest)
+        if weakest is None or p > weakest[0]:
+            weakest = (p, wider)
+    if weakest is None or _reported(judged, weakest[1]):
+        return []
+    return [Proposal((Found(weakest[1], item.excess),), same_status=True)]
+
+
 FAULT_AXES = ("world_state", "tool_condition")
 """Axes taken from the calls that say what went wrong: what the world was, then how the
 tool answered (*Names that say what went wrong* in :mod:`processor.situations`)."""

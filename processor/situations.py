@@ -304,6 +304,17 @@ the cell, judged with the others, keeps the status; the other situation, judged 
 it, is then its fragment (*Supersets*). Of several such cells, the one with the largest
 excess (:mod:`processor._across`).
 
+**Lean names.** Rule 3 adds a third coordinate only where it stands out from the rest of
+the pair, yet a triple can be reached by another route: discovery picks a pair whose
+excess is a stance group read right for part of its members, and the group's core (*Misread
+cores*) adds the stance. The pair's other coordinate may then have owed its place to the
+group alone (``policy_rule=unspecified & world_state=missing``, found where the conflicting
+users of missing records leaned by chance to conversations without an evaluation: 7 of 12
+failing against 7 of 22 with one). So once the cores are found, a situation of three
+coordinates loses the one standing out least from the rest of the situation without it (its
+own members in the periods deciding its status, Fisher) when that one does not stand out
+(rule 3), and the wider situation, judged with the others, keeps the status.
+
 **Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
 the tool says where a group fails, and the generator aims at it: a situation without a tool
 (``world_state=already_acted_on``, filled mostly by one tool's group) is named by the tool
@@ -483,6 +494,7 @@ from processor._mixtures import split_mixtures
 from processor._narrowing import (
     find_cores,
     name_fault,
+    name_lean,
     name_pooled,
     name_where,
     name_why,
@@ -625,6 +637,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = name_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = find_cores(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = name_lean(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
     # a broad cell named by a tool there may be the wider cell of one beside it now
     judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)

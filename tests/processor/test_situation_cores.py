@@ -710,3 +710,15 @@ def test_ordinary_users_beside_a_stance_group_of_their_status_are_not_a_second_r
     assert _flagged_in_stream(store, "tau2-527-test2", "already_acted_on") == {
         "user_stance=mistaken & world_state=already_acted_on": "new",
         "user_stance=adversarial & world_state=already_acted_on": "fixed"}
+
+
+def test_a_coordinate_that_owed_its_place_to_a_stance_core_is_left_out(store: Store) -> None:
+    # missing records of a tau2 stream (seed 699 of bench/processor_precision.py
+    # --openings test2), replayed whole: conflicting users there failed in v1 (14 of 34,
+    # 2 of 30 in v2). Discovery found policy_rule=unspecified & world_state=missing in v1
+    # (the group's members leaned by chance to conversations without an evaluation) and
+    # its core added the stance; within the stance group the policy rule no longer stands
+    # out (7 of 12 failing against 7 of 22), so the group is named without it
+    flagged = _flagged_in_stream(store, "tau2-699-test2", "world_state=missing")
+
+    assert flagged == {"user_stance=conflicting & world_state=missing": "fixed"}
