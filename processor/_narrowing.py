@@ -574,6 +574,10 @@ NAMING_AXES = ("tool",)
 """Axes that say where a group fails and that a name keeps even when they narrow little
 (*Where it fails* in :mod:`processor.situations`): the generator aims at the tool."""
 
+READ_NAMING_AXES = (*NAMING_AXES, "world_state")
+"""The naming axes of a situation named by one coordinate read from free text alone (a
+stance): who the people are does not say where they fail."""
+
 
 def name_where(profiles: Profiles, judged: Sequence[Judged],
                totals: Sequence[tuple[int, int]], names: PeriodNames,
@@ -754,13 +758,17 @@ def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
 
 def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
            judged: Sequence[Judged]) -> tuple[int, int] | None:
-    """The coordinate of a naming axis (:data:`NAMING_AXES`) holding ``COINCIDE`` of the
+    """The coordinate of a naming axis (:data:`NAMING_AXES`; :data:`READ_NAMING_AXES` for
+    a situation named by one read coordinate alone) holding ``COINCIDE`` of the
     situation's failing members in the periods deciding its status (or more than
     ``SIBLING_SHARE`` of them, with a rest failing like the conversations outside), when
     the rest of the situation fails significantly less (Fisher p < ``ALPHA``, Holm over
     the values that could hold ``COINCIDE``); else, for a status that is a change, the one
     holding most of them where the change is its own (:func:`_where_changed`); None otherwise."""
-    axes = [i for i, axis in enumerate(profiles.axes) if axis in NAMING_AXES]
+    read_alone = len(item.coordinates) == 1 and \
+        profiles.axes[item.coordinates[0][0]] in READ_AXES
+    axes = [i for i, axis in enumerate(profiles.axes)
+            if axis in (READ_NAMING_AXES if read_alone else NAMING_AXES)]
     used = {axis for axis, _ in item.coordinates}
     if len(item.coordinates) >= 3 or used & set(axes):
         return None

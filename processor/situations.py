@@ -320,34 +320,38 @@ the tool says where a group fails, and the generator aims at it: a situation wit
 (``world_state=already_acted_on``, filled mostly by one tool's group) is named by the tool
 that holds ``COINCIDE`` of its failing members in the periods deciding its status, when the
 rest of it fails significantly less and the narrower situation, judged with the others,
-keeps its status (``NAMING_AXES``). A tool holding more than ``SIBLING_SHARE`` of them holds
-the group too when the rest of the situation fails like the conversations outside it there
-(Fisher p >= ``ALPHA``): what keeps the tool below ``COINCIDE`` is then background, not a
-second group (``tool_condition=permission_denied``, fixed once a persistent tool group
-inside it is judged: one tool held 18 of its 23 failures in the previous version, the other
-tools' calls there failing 17% against 10% elsewhere). The tool holding the failures is
-picked after looking, and every tool of the situation with at least ``COINCIDE`` of its
-failures in members could have been, so their tests (Fisher, that tool's members against the
-rest of the situation) are corrected by Holm's step-down method at ``ALPHA``: with several
-such tools, one collecting most failures by chance does not name the situation. (Fisher's
-test is conditional on the counts of the situation and of each tool: a tool with fewer
-members than that can never be named and is no test.) A tool holding ``COINCIDE`` of the
-failing members and all of the situation but members too few for any split of the failures
-to be significant (Fisher p >= ``ALPHA`` even with every failure in the tool) names it when
-its members fail more than that rest: no test can tell the tool from the situation, of which
-it is nearly the whole (38 of 39 graded v2 members of ``tool_condition=success &
-world_state=already_acted_on`` were ``enable_roaming``'s, which answers "already enabled"
-with a success; the usual condition then narrows nothing and leaves the name, as in *Names
-that say what went wrong*). A status that is a change between the
-periods (new against the previous period, fixed) is also told by the other period: when that
-names nothing, the tool holding more than ``SIBLING_SHARE`` of the failing members in the
-period deciding the status names the situation when, in the other period, the rest of the
-situation fails significantly more than that tool's members (Fisher p < ``ALPHA``) and the
-narrower situation keeps the status. The tool's members then changed and the rest did not
-change as much: the rest's failures are another group, or members of one misread into the
-situation (a persistent stance group's members read ``ordinary`` beside a fixed tool group,
-in the remainder *Siblings* leaves), and the change the status reports is the tool's. (The
-rest is compared with the tool only, not with the period outside it: it need not fail
+keeps its status (``NAMING_AXES``). A situation named by one coordinate read from free text
+alone (a stance) is named the same way by a world state too (``READ_NAMING_AXES``): who the
+people are does not say where they fail (frustrated users, fixed, half of whose failures lay
+where records were missing, 14 of 31 there, the rest failing like everyone, were reported as
+the stance alone, a superset of their group). A tool holding more than ``SIBLING_SHARE`` of
+the failing members holds the group too when the rest of the situation fails like the
+conversations outside it there (Fisher p >= ``ALPHA``): what keeps the tool below
+``COINCIDE`` is then background, not a second group (``tool_condition=permission_denied``,
+fixed once a persistent tool group inside it is judged: one tool held 18 of its 23 failures
+in the previous version, the other tools' calls there failing 17% against 10% elsewhere).
+The tool holding the failures is picked after looking, and every tool of the situation with
+at least ``COINCIDE`` of its failures in members could have been, so their tests (Fisher,
+that tool's members against the rest of the situation) are corrected by Holm's step-down
+method at ``ALPHA``: with several such tools, one collecting most failures by chance does
+not name the situation. (Fisher's test is conditional on the counts of the situation and of
+each tool: a tool with fewer members than that can never be named and is no test.) A tool
+holding ``COINCIDE`` of the failing members and all of the situation but members too few for
+any split of the failures to be significant (Fisher p >= ``ALPHA`` even with every failure
+in the tool) names it when its members fail more than that rest: no test can tell the tool
+from the situation, of which it is nearly the whole (38 of 39 graded v2 members of
+``tool_condition=success & world_state=already_acted_on`` were ``enable_roaming``'s, which
+answers "already enabled" with a success; the usual condition then narrows nothing and
+leaves the name, as in *Names that say what went wrong*). A status that is a change between
+the periods (new against the previous period, fixed) is also told by the other period: when
+that names nothing, the tool holding more than ``SIBLING_SHARE`` of the failing members in
+the period deciding the status names the situation when, in the other period, the rest of
+the situation fails significantly more than that tool's members (Fisher p < ``ALPHA``) and
+the narrower situation keeps the status. The tool's members then changed and the rest did
+not change as much: the rest's failures are another group, or members of one misread into
+the situation (a persistent stance group's members read ``ordinary`` beside a fixed tool
+group, in the remainder *Siblings* leaves), and the change the status reports is the tool's.
+(The rest is compared with the tool only, not with the period outside it: it need not fail
 significantly there.) The tool is picked in one period and tested in the other, so picking
 it does not bias the test; one tool at most holds that share. This is a second route after
 the Holm-corrected one, at ``ALPHA`` of its own (together up to about twice ``ALPHA`` of

@@ -101,3 +101,17 @@ def test_a_tool_answering_already_with_a_success_is_named(store: Store) -> None:
     assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
                        "tool=send_payment_request & world_state=already_acted_on":
                            "persistent"}
+
+
+def test_a_stance_alone_is_named_by_the_world_state_where_it_fails(store: Store) -> None:
+    # frustrated users of a tau2 stream (seed 713 of bench/processor_precision.py
+    # --openings test2), replayed whole: where records are missing they failed 14 of 31 in
+    # v1 and 1 of 32 in v2; elsewhere they fail like everyone (13 of 91 where the record
+    # exists). Discovery left the stance alone (missing stood out at p = 0.00099 on the
+    # whole cell, above 0.001 once another group's members were set aside), so the map
+    # reported user_stance=frustrated, fixed, a superset of the group. Who the people are
+    # does not say where they fail: missing holds half of the failures, its rest fails
+    # like the conversations outside, and it names the situation
+    flagged = _flagged_in_stream(store, "tau2-713-test2", "frustrated")
+
+    assert flagged == {"user_stance=frustrated & world_state=missing": "fixed"}
