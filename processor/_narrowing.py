@@ -48,8 +48,9 @@ from processor._judging import (
 from processor._misreading import explained_by
 from processor._verdicts import PeriodNames, Verdict
 
-__all__ = ["CORE_SHARE", "FAULT_AXES", "LEAK", "NAMING_AXES", "POOLED", "find_cores", "name_fault",
-           "name_pooled", "name_where", "name_why", "widen_pooled"]
+__all__ = ["CORE_SHARE", "FAULT_AXES", "LEAK", "NAMING_AXES", "POOLED", "READ_NAMING_AXES",
+           "find_cores", "name_fault", "name_lean", "name_pooled", "name_where", "name_why",
+           "widen_pooled"]
 
 LEAK = 1.0
 """How much of a read-axis group's excess may have leaked into the rest of its cell, as a
