@@ -684,14 +684,12 @@ def _fault_named(profiles: Profiles, coordinates: tuple[tuple[int, int], ...],
         return coordinates
     said = {profiles.axes[axis] for axis, value in coordinates
             if _marked(profiles, (axis, value))}
-    failing = cell & profiles.failed
     for axis in axis_order(profiles):
         name = profiles.axes[axis]
         if name not in FAULT_AXES or said & set(FAULT_AXES[:FAULT_AXES.index(name) + 1]):
             continue
         column = profiles.codes[:, axis]
-        held = np.bincount(column[failing], weights=profiles.n[failing],
-                           minlength=len(profiles.values))
+        held = _failures_by_value(profiles, cell, column)
         added = None
         for value in np.flatnonzero(held >= COINCIDE * f_cell):
             g, f = _count(profiles, cell & (column == value))
@@ -802,7 +800,7 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
                 break  # Holm: this and every larger p stand
             if holds:
                 return axis, value
-        nearly_all = _nearly_all(profiles, cell, column)
+        nearly_all = _nearly_all(profiles, cell, column, g_cell, f_cell)
         if nearly_all is not None:
             return axis, nearly_all
         changed = _where_changed(profiles, mask, verdict, judged, cell, column)
@@ -811,23 +809,29 @@ def _where(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     return None
 
 
-def _nearly_all(profiles: Profiles, cell: np.ndarray, column: np.ndarray) -> int | None:
+def _nearly_all(profiles: Profiles, cell: np.ndarray, column: np.ndarray, g_cell: int,
+                f_cell: int) -> int | None:
     """The value of a naming axis holding ``COINCIDE`` of the failing members ``cell`` of
-    a situation and all of it but members too few for any split of the failures to be
-    significant (Fisher, every failure in the value), failing more than they do: the data
-    cannot test it and the value is nearly the whole situation (38 of 39 graded members
-    of ``tool_condition=success & world_state=already_acted_on`` were one tool's, which
-    answers "already enabled" with a success); None otherwise (*Where it fails*)."""
-    g_cell, f_cell = _count(profiles, cell)
-    failing = cell & profiles.failed
-    held = np.bincount(column[failing], weights=profiles.n[failing],
-                       minlength=len(profiles.values))
-    value = int(np.argmax(held))
+    a situation (``g_cell`` graded, ``f_cell`` failing) and all of it but members too few
+    for any split of the failures to be significant (Fisher, every failure in the value),
+    failing more than they do: the data cannot test it and the value is nearly the whole
+    situation (38 of 39 graded members of ``tool_condition=success &
+    world_state=already_acted_on`` were one tool's, which answers "already enabled" with a
+    success); None otherwise (*Where it fails*)."""
+    value = int(np.argmax(_failures_by_value(profiles, cell, column)))
     g, f = _count(profiles, cell & (column == value))
-    if f < COINCIDE * f_cell or g == g_cell or \
-            _testable(g, f_cell, g_cell - g) or f * (g_cell - g) <= (f_cell - f) * g:
+    if f < COINCIDE * f_cell or g == g_cell or _testable(g, f_cell, g_cell - g) or \
+            not _fails_more(f, g, f_cell - f, g_cell - g):
         return None
     return value
+
+
+def _failures_by_value(profiles: Profiles, cell: np.ndarray,
+                       column: np.ndarray) -> np.ndarray:
+    """The failing conversations of ``cell`` per value of ``column`` (an axis' codes)."""
+    failing = cell & profiles.failed
+    return np.bincount(column[failing], weights=profiles.n[failing],
+                       minlength=len(profiles.values))
 
 
 def _where_changed(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
@@ -841,10 +845,8 @@ def _where_changed(profiles: Profiles, mask: np.ndarray, verdict: Verdict,
     None otherwise (*Where it fails*)."""
     if verdict.status not in ("new", "fixed") or verdict.compared != "versions":
         return None
-    failing = cell & profiles.failed
-    f_cell = int(profiles.n[failing].sum())
-    held = np.bincount(column[failing], weights=profiles.n[failing],
-                       minlength=len(profiles.values))
+    held = _failures_by_value(profiles, cell, column)
+    f_cell = int(held.sum())
     value = int(np.argmax(held))
     if not held[value] > SIBLING_SHARE * f_cell:
         return None
