@@ -64,6 +64,11 @@ group holding ``NAMING_SHARE`` of the excess, read right for at least half of it
 :mod:`processor.situations`)."""
 
 
+_Core = tuple[int, int, np.ndarray, int, int, float]
+"""A read-axis value found a core in one period (:func:`_period_cores`): value, period, its
+members there, graded, failed, excess."""
+
+
 def _count(profiles: Profiles, keep: np.ndarray) -> tuple[int, int]:
     """(conversations, failed ones) of the masked profiles."""
     return int(profiles.n[keep].sum()), int(profiles.n[keep & profiles.failed].sum())
@@ -155,8 +160,8 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
         column = profiles.codes[:, axis]
         usual = _usual(profiles, column)
         # (value, period, its members there, graded, failed, excess)
-        candidates: list[tuple[int, int, np.ndarray, int, int, float]] = []
-        further: list[tuple[int, int, np.ndarray, int, int, float]] = []
+        candidates: list[_Core] = []
+        further: list[_Core] = []
         for period, cell, rate, g_cell, f_cell, excess in periods:
             if excess <= 0:
                 continue
@@ -178,12 +183,18 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
         further = [e for e in further if (e[0], e[1]) not in misread]
         if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
             continue
+        if len(fails_in) > 1:
+            # a group failing in both periods, beside one failing in one of them, can be a
+            # core in one period only: where the other group fails too, it fails no more
+            # than the cell; its members there are the same group
+            candidates += _persisting(profiles, mask, column, periods, candidates, further)
+            further += _persisting(profiles, mask, column, periods, further, candidates)
         # the fewest groups that explain the cell: further cores, the largest first, only
         # while the rest fails more than the cores leaked
-        further.sort(key=lambda entry: (-entry[5], entry[0], entry[1]))
-        for taken in range(len(further) + 1):
+        extra = _by_value(further)
+        for taken in range(len(extra) + 1):
             parts = _period_parts(profiles, item, axis, periods,
-                                  [*candidates, *further[:taken]])
+                                  [*candidates, *(e for group in extra[:taken] for e in group)])
             if parts is not None:
                 if sum(p.excess for p in parts) > sum(p.excess for p in best):
                     best = parts
@@ -194,22 +205,58 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
 
 def _fewer_cores(profiles: Profiles, item: Found, axis: int,
                  periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
-                 candidates: Sequence[tuple[int, int, np.ndarray, int, int, float]],
+                 candidates: Sequence[_Core],
                  fails_in: frozenset[int]) -> list[list[Found]]:
     """The proper subsets of ``candidates`` (of :func:`_period_cores`) that still hold a
     situation's failures as groups with the others in the rest, every period of
     ``fails_in`` keeping a core: the most cores first, then the largest excess."""
-    subsets = [list(chosen) for size in range(len(candidates) - 1, 0, -1)
-               for chosen in combinations(candidates, size)
+    groups = _by_value(candidates)
+    subsets = [[entry for group in chosen for entry in group]
+               for size in range(len(groups) - 1, 0, -1)
+               for chosen in combinations(groups, size)]
+    subsets = [chosen for chosen in subsets
                if fails_in <= {period for _, period, _, _, _, _ in chosen}]
-    subsets.sort(key=lambda chosen: (-len(chosen), -sum(entry[5] for entry in chosen)))
+    subsets.sort(key=lambda chosen: (-len({entry[0] for entry in chosen}),
+                                     -sum(entry[5] for entry in chosen)))
     found = (_period_parts(profiles, item, axis, periods, chosen) for chosen in subsets)
     return [parts for parts in found if parts is not None]
 
 
+def _by_value(entries: Sequence[_Core]) -> list[list[_Core]]:
+    """Core entries (of :func:`_period_cores`) grouped by value (a group is taken or left
+    whole, in every period it was found in), the largest excess first."""
+    groups: dict[int, list[_Core]] = {}
+    for entry in entries:
+        groups.setdefault(entry[0], []).append(entry)
+    return sorted(groups.values(), key=lambda group: (-sum(e[5] for e in group), group[0][0]))
+
+
+def _persisting(profiles: Profiles, mask: np.ndarray, column: np.ndarray,
+                periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                entries: Sequence[_Core], known: Sequence[_Core]) -> list[_Core]:
+    """The members of each value of ``entries`` (cores found in one period) in the other
+    period, when they fail there clearly (``MIN_FAILED``, p < ``REFINE_ALPHA``) above the
+    rate outside the situation and are no core there yet (in ``entries`` or ``known``):
+    one group failing in both periods (see :func:`_period_cores`)."""
+    found = {(entry[0], entry[1]) for entry in (*entries, *known)}
+    added = []
+    for value, period, _, _, _, _ in entries:
+        for other, cell, rate, _, _, _ in periods:
+            if other == period or (value, other) in found:
+                continue
+            child = cell & (column == value)
+            g, f = _count(profiles, child)
+            g_out, f_out = _count(profiles, profiles.graded & (profiles.period == other)
+                                  & ~mask)
+            if f >= MIN_FAILED and above(f, g, f_out, g_out) < REFINE_ALPHA:
+                added.append((value, other, child, g, f, f - g * rate))
+                found.add((value, other))
+    return added
+
+
 def _period_parts(profiles: Profiles, item: Found, axis: int,
                   periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
-                  candidates: Sequence[tuple[int, int, np.ndarray, int, int, float]],
+                  candidates: Sequence[_Core],
                   ) -> list[Found] | None:
     """The situations named by ``candidates`` (value, period, its members there, graded,
     failed, excess) of ``axis`` in a situation's cell per period (``periods``: period,
@@ -228,9 +275,13 @@ def _period_parts(profiles: Profiles, item: Found, axis: int,
         return None  # together they are nearly the whole cell: naming them narrows nothing
     # together they stand out from the part of the cell none of them holds (in both
     # periods), and each of them does at ``ALPHA``
+    pooled: dict[int, tuple[int, int]] = {}
+    for value, _, _, g, f, _ in candidates:
+        g_value, f_value = pooled.get(value, (0, 0))
+        pooled[value] = (g_value + g, f_value + f)
     if not _stands_out(f_union, g_union, f_rest, g_rest) or not all(
             f * g_rest >= RATIO * f_rest * g and above(f, g, f_rest, g_rest) < ALPHA
-            for _, _, _, g, f, _ in candidates):
+            for g, f in pooled.values()):
         return None
     # the axis' other values (neither a core nor the usual one, where misread members land
     # the most), in the periods the cores were found in, do not fail clearly (p <

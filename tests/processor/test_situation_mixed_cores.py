@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.processor.test_situation_cores import _flagged_in_stream
 from tests.processor.test_situations import Row, Scenario, _members, _run
 from tracemill.store import Store, open_store
 
@@ -113,3 +114,18 @@ def test_the_background_alone_flags_nothing_in_the_cell(store: Store) -> None:
 
     assert not [label for label, s in situations.items()
                 if "world_state=missing" in label and s.status != "uncertain"]
+
+
+def test_a_persistent_group_failing_no_more_than_a_cell_a_new_one_fills_is_reported(
+        store: Store) -> None:
+    # a tau2 stream (seed 752 of bench/processor_precision.py --openings test3), replayed
+    # whole: in world_state=already_acted_on frustrated users fail newly (read frustrated:
+    # 0 of 26 in v1, 17 of 22 in v2) and hurried users in both versions (13 of 33, 19 of
+    # 37). In v2 the frustrated group makes the whole cell fail 52 of 88, so the hurried
+    # users are a core in v1 only; their v2 members, failing far above the rate outside,
+    # are the same group. Each is reported with its own status, and the broad cell, which
+    # holds both, is not
+    flagged = _flagged_in_stream(store, "tau2-752-test3", "already_acted_on")
+
+    assert flagged == {"user_stance=frustrated & world_state=already_acted_on": "new",
+                       "user_stance=hurried & world_state=already_acted_on": "persistent"}
