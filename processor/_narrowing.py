@@ -674,13 +674,15 @@ def _lean(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     """The situation without its coordinate standing out least from the rest of the
     situation without it (its own members in the periods deciding its status, Fisher),
     when that coordinate does not stand out (rule 3) and that situation is not reported
-    already; else none."""
+    already; else none. A tool (:data:`NAMING_AXES`) is never left out: it says where."""
     if len(item.coordinates) < 3:
         return []
     key = sorted(item.coordinates)
     others_judged = [entry for entry in judged if sorted(entry[0].coordinates) != key]
     weakest: tuple[float, tuple[tuple[int, int], ...]] | None = None
     for coordinate in item.coordinates:
+        if profiles.axes[coordinate[0]] in NAMING_AXES:
+            continue
         wider = tuple(c for c in item.coordinates if c != coordinate)
         _, cell = _deciding(profiles, profiles.mask(wider), verdict, others_judged)
         g, f = _count(profiles, cell & mask)

@@ -317,10 +317,14 @@ excess is a stance group read right for part of its members, and the group's cor
 cores*) adds the stance. The pair's other coordinate may then have owed its place to the
 group alone (``policy_rule=unspecified & world_state=missing``, found where the conflicting
 users of missing records leaned by chance to conversations without an evaluation: 7 of 12
-failing against 7 of 22 with one). So once the cores are found, a situation of three
-coordinates loses the one standing out least from the rest of the situation without it (its
-own members in the periods deciding its status, Fisher) when that one does not stand out
-(rule 3), and the wider situation, judged with the others, keeps the status.
+failing against 7 of 22 with one). Or *Where it fails* adds the tool to a core found in
+a broad cell of a condition the tool often answers with (frustrated users of
+``tool_condition=error``, in one tool whose frustrated users failed 12 of 19 with an error
+and 4 of 8 without). So once the cores are found, and again once the tools are named, a
+situation of three coordinates loses the one standing out least from the rest of the
+situation without it (its own members in the periods deciding its status, Fisher) when that
+one does not stand out (rule 3), and the wider situation, judged with the others, keeps the
+status; never the tool, which says where.
 
 **Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
 the tool says where a group fails, and the generator aims at it: a situation without a tool
@@ -650,6 +654,7 @@ def find_situations(cursor: duckdb.DuckDBPyConnection, names: PeriodNames, *,
     judged_in_order = merge_across(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_lean(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_where(profiles, judged_in_order, totals, names, min_support)
+    judged_in_order = name_lean(profiles, judged_in_order, totals, names, min_support)
     # a broad cell named by a tool there may be the wider cell of one beside it now
     judged_in_order = widen_pooled(profiles, judged_in_order, totals, names, min_support)
     judged_in_order = name_why(profiles, judged_in_order, totals, names, min_support)
