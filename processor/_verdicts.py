@@ -85,8 +85,13 @@ def decide(counts: tuple[int, int, int, int], rest: tuple[int, int, int, int],
         status = "fixed" if p < alpha and not up else "uncertain"
         if status == "uncertain":
             sentence += "; the decrease is not significant"
-    if low:
-        sentence = f"low support ({g_now} graded in {names.latest}, fewer than " \
-            f"{min_support}): {sentence}"
+    # a status resting on failures seen before (persistent, fixed) needs the support there
+    # too: 6 of 7 failing in v1 tells no fix
+    short = [(g_now, names.latest)] if low else []
+    if status in ("persistent", "fixed") and g_before < min_support:
+        short.append((g_before, names.previous))
+    if short:
+        where = " and ".join(f"{graded} graded in {name}" for graded, name in short)
+        sentence = f"low support ({where}, fewer than {min_support}): {sentence}"
         status = "uncertain"
-    return Verdict(status, sentence, "versions", p, difference, low, now)
+    return Verdict(status, sentence, "versions", p, difference, bool(short), now)

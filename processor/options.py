@@ -25,7 +25,8 @@ class ProcessOptions:
     """Share of a generation budget kept for cells that do not fail."""
     min_support: int = 10
     """Graded conversations a situation needs in the latest period before it is called
-    new, persistent or fixed (below: uncertain, low support)."""
+    new, persistent or fixed, and in the previous one too before persistent or fixed
+    (below: uncertain, low support)."""
     policy_clauses: tuple[tuple[str, str], ...] = ()
     """(id, text) of each clause of the user's policy document, in document order (empty:
     the policy_rule axis comes from evaluation names and failure classes only). Part of

@@ -450,7 +450,8 @@ sentences: :mod:`processor._verdicts`; storing: :mod:`processor._situation_store
 **Status** (between the latest and the previous period). A situation *fails* in a period
 when its fail rate is above the rest of that period's graded conversations, Fisher
 p < ``ALPHA`` (two-sided test, higher rate). ``min_support`` (default 10) graded
-conversations in the latest period are needed before new, persistent or fixed.
+conversations in the latest period are needed before new, persistent or fixed, and in the
+previous period too before persistent or fixed, whose failures were seen there.
 
 ==========  ===================================================================================
 status      rule
@@ -458,9 +459,9 @@ status      rule
 new         fails now and (no graded conversation before: ``compared = baseline``, p and
             difference against the rest of the latest period) or (did not fail before and
             the increase from before is significant: ``compared = versions``)
-persistent  fails now and failed before
-fixed       failed before, does not fail now, at least ``min_support`` graded now, and the
-            decrease is significant (Fisher p < ``ALPHA``)
+persistent  fails now and failed before, at least ``min_support`` graded in each period
+fixed       failed before, does not fail now, at least ``min_support`` graded in each
+            period, and the decrease is significant (Fisher p < ``ALPHA``)
 uncertain   everything else, with the reason: low support (``low_support`` true), no recent
             data, or a change that is not significant
 ==========  ===================================================================================

@@ -374,11 +374,30 @@ def test_three_of_three_vs_two_of_two_is_uncertain_with_low_support(store: Store
     (found,) = situations.values()
     assert found.counts == (3, 3, 2, 2)
     assert found.status == "uncertain" and found.low_support
-    assert found.reason.startswith("low support (3 graded in v2, fewer than 10): fails "
-                                   "100% (3/3) in v2 vs 100% (2/2) in v1")
+    assert found.reason.startswith("low support (3 graded in v2 and 2 graded in v1, fewer "
+                                   "than 10): fails 100% (3/3) in v2 vs 100% (2/2) in v1")
     # the minimum is a setting
     lowered = _recompute(store, min_support=2)
     assert lowered[found.label].status == "persistent"
+
+
+def test_a_fix_of_failures_seen_in_too_few_conversations_is_uncertain(store: Store) -> None:
+    # failing 6 of 7 in v1 and 0 of 13 in v2 (seed 836 of the tau2 benchmark, test2
+    # openings: hurried users of get_data_usage, nothing planted there): significant, but
+    # 7 conversations are too few to say it failed, so too few to say it was fixed
+    scenario = Scenario()
+    scenario.add("v1", 8, 72, tool="lookup")
+    scenario.add("v2", 8, 72, tool="lookup")
+    scenario.add("v1", 6, 1, tool="refund")
+    scenario.add("v2", 0, 13, tool="refund")
+    situations = _run(store, scenario)
+    found = situations["tool=refund"]
+    assert found.counts == (13, 0, 7, 6)
+    assert found.status == "uncertain" and found.low_support
+    assert found.reason.startswith("low support (7 graded in v1, fewer than 10): fails 0% "
+                                   "(0/13) in v2 vs 86% (6/7) in v1")
+    lowered = _recompute(store, min_support=7)
+    assert lowered[found.label].status == "fixed"
 
 
 def _recompute(store: Store, **options: object) -> dict[str, Stored]:
