@@ -674,7 +674,8 @@ def _lean(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
     """The situation without its coordinate standing out least from the rest of the
     situation without it (its own members in the periods deciding its status, Fisher),
     when that coordinate does not stand out (rule 3) and that situation is not reported
-    already; else none. A tool (:data:`NAMING_AXES`) is never left out: it says where."""
+    already with a status; else none. A tool (:data:`NAMING_AXES`) is never left out: it
+    says where."""
     if len(item.coordinates) < 3:
         return []
     key = sorted(item.coordinates)
@@ -692,8 +693,10 @@ def _lean(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
         p = above(f, g, f_rest, g_rest)
         if weakest is None or p > weakest[0]:
             weakest = (p, wider)
-    if weakest is None or _reported(judged, weakest[1]):
-        return []
+    if weakest is None or any(sorted(other.coordinates) == sorted(weakest[1])
+                              and other_verdict.status != "uncertain"
+                              for other, _, other_verdict, _ in judged):
+        return []  # reported already with a status of its own (an uncertain one it joins)
     return [Proposal((Found(weakest[1], item.excess),), same_status=True)]
 
 

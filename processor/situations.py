@@ -324,7 +324,8 @@ and 4 of 8 without). So once the cores are found, and again once the tools are n
 situation of three coordinates loses the one standing out least from the rest of the
 situation without it (its own members in the periods deciding its status, Fisher) when that
 one does not stand out (rule 3), and the wider situation, judged with the others, keeps the
-status; never the tool, which says where.
+status (one reported under that name without a status is joined); never the tool, which
+says where.
 
 **Where it fails.** A coordinate that narrows nothing is left out of a name (rule 3), but
 the tool says where a group fails, and the generator aims at it: a situation without a tool
