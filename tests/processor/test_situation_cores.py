@@ -200,6 +200,21 @@ def test_a_fixed_tool_group_beside_a_persistent_stance_group_is_named_by_its_too
                        "user_stance=frustrated & world_state=already_acted_on": "persistent"}
 
 
+def test_a_tool_group_beside_a_stance_group_read_in_part_is_two_situations(
+        store: Store) -> None:
+    # a tau2 stream (seed 868 of bench/processor_precision.py --openings test2), replayed
+    # whole: in world_state=already_acted_on send_payment_request fails in both versions (22
+    # of 38 each) and so do frustrated users of the other tools (14 of 25 read frustrated in
+    # v1, 16 of 29 in v2). The two held 38 of the cell's 48 v2 failures, under COINCIDE:
+    # the rest is mostly the stance group's misread members (6 of 11 read ordinary
+    # failing). Both groups are reported, and the broad cell is not
+    flagged = _flagged_in_stream(store, "tau2-868-test2", "already_acted_on")
+
+    assert flagged == {
+        "tool=send_payment_request & world_state=already_acted_on": "persistent",
+        "user_stance=frustrated & world_state=already_acted_on": "persistent"}
+
+
 _ALREADY_ACTED_ON = (  # (version, tool, stance read, failed, passed)
     ("v1", "disable_roaming", "adversarial", 0, 1), ("v1", "disable_roaming", "conflicting", 0, 4),
     ("v1", "disable_roaming", "frustrated", 1, 0), ("v1", "disable_roaming", "hurried", 0, 3),
