@@ -23,6 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from processor._discovery import (
+    ALPHA,
     COINCIDE,
     LATEST,
     MIN_FAILED,
@@ -145,8 +146,8 @@ def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
             if fisher_exact(f_ab, f_a - f_ab, f_b - f_ab, total - union) >= REFINE_ALPHA:
                 continue
             # the two values go together next to the cell: not exclusive by construction
-            if any(size(near & child_a & child_b) * size(near) * RATIO
-                   < size(near & child_a) * size(near & child_b) for near in neighbours):
+            if any(_excluded(size(near), size(near & child_a), size(near & child_b),
+                             size(near & child_a & child_b)) for near in neighbours):
                 continue
             pair = (Found((*item.coordinates, (axis_a, value_a)), float(f_a)),
                     Found((*item.coordinates, (axis_b, value_b)), float(f_b)))
@@ -172,3 +173,13 @@ def _misread_rest(profiles: Profiles, cell: np.ndarray, failing: np.ndarray, rat
     return any(profiles.axes[axis] in READ_AXES
                and left <= LEAK * (size(failing & child) - size(cell & child) * rate)
                for axis, child in parts)
+
+
+def _excluded(n: int, a: int, b: int, both: int) -> bool:
+    """Whether two values (``a`` and ``b`` of ``n`` conversations, ``both`` with the two)
+    go together less than ``1 / RATIO`` as often as independence predicts, significantly
+    (Fisher p < ``ALPHA``): a chance shortfall (4 where 8.5 are expected) is no sign that
+    they exclude each other by construction."""
+    if both * n * RATIO >= a * b:
+        return False
+    return fisher_exact(both, a - both, b - both, n - a - b + both) < ALPHA

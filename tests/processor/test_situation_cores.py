@@ -215,6 +215,19 @@ def test_a_tool_group_beside_a_stance_group_read_in_part_is_two_situations(
         "user_stance=frustrated & world_state=already_acted_on": "persistent"}
 
 
+def test_two_groups_that_go_together_less_by_chance_are_still_two(store: Store) -> None:
+    # a tau2 stream (seed 901 of bench/processor_precision.py --openings test2), replayed
+    # whole: in world_state=already_acted_on enable_roaming and frustrated users of the
+    # other tools fail newly in v2; they hold 47 of the cell's 57 v2 failures and share
+    # none. Outside the world state 4 frustrated users of enable_roaming were graded in v2
+    # where independence predicts 8.5: a chance shortfall (Fisher p > 0.05), not two values
+    # that exclude each other by construction. Both groups are reported, the cell is not
+    flagged = _flagged_in_stream(store, "tau2-901-test2", "already_acted_on")
+
+    assert flagged == {"tool=enable_roaming & world_state=already_acted_on": "new",
+                       "user_stance=frustrated & world_state=already_acted_on": "new"}
+
+
 _ALREADY_ACTED_ON = (  # (version, tool, stance read, failed, passed)
     ("v1", "disable_roaming", "adversarial", 0, 1), ("v1", "disable_roaming", "conflicting", 0, 4),
     ("v1", "disable_roaming", "frustrated", 1, 0), ("v1", "disable_roaming", "hurried", 0, 3),
