@@ -37,7 +37,7 @@ from processor._discovery import (
     axis_order,
 )
 from processor._judging import READ_AXES, Judged, judge_all
-from processor._narrowing import LEAK
+from processor._narrowing import LEAK, _count
 from processor._verdicts import PeriodNames, Verdict
 from processor.stats import fisher_exact
 
@@ -141,7 +141,7 @@ def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
             f_ab = size(failing & child_a & child_b)
             union = f_a + f_b - f_ab
             if f_ab * total >= f_a * f_b or (union < COINCIDE * total and not _misread_rest(
-                    profiles, cell, failing, rate, (axis_a, child_a), (axis_b, child_b))):
+                    profiles, cell, rate, (axis_a, child_a), (axis_b, child_b))):
                 continue
             if fisher_exact(f_ab, f_a - f_ab, f_b - f_ab, total - union) >= REFINE_ALPHA:
                 continue
@@ -157,21 +157,22 @@ def _parts(profiles: Profiles, item: Found, mask: np.ndarray,
     return None if best is None else best[1]
 
 
-def _misread_rest(profiles: Profiles, cell: np.ndarray, failing: np.ndarray, rate: float,
+def _misread_rest(profiles: Profiles, cell: np.ndarray, rate: float,
                   *parts: tuple[int, np.ndarray]) -> bool:
-    """Whether what the cell fails outside the two parts, beyond ``rate``, is no more than
-    ``LEAK`` times the excess of the part on a read axis: that group's misread members (a
-    stance group read right for 60% of its members leaves 40% of its failures in the rest,
-    and the two parts then hold less than ``COINCIDE`` of the cell's)."""
-    def size(keep: np.ndarray) -> int:
-        return int(profiles.n[keep].sum())
+    """Whether what the cell (its graded members in the deciding period) fails outside the
+    two parts, beyond ``rate``, is no more than ``LEAK`` times the excess of the part on a
+    read axis: that group's misread members (a stance group read right for 60% of its
+    members leaves 40% of its failures in the rest, and the two parts then hold less than
+    ``COINCIDE`` of the cell's)."""
+    def excess(keep: np.ndarray) -> float:
+        graded, failed = _count(profiles, keep)
+        return failed - graded * rate
 
     rest = cell.copy()
     for _, child in parts:
         rest &= ~child
-    left = size(failing & rest) - size(rest) * rate
-    return any(profiles.axes[axis] in READ_AXES
-               and left <= LEAK * (size(failing & child) - size(cell & child) * rate)
+    left = excess(rest)
+    return any(profiles.axes[axis] in READ_AXES and left <= LEAK * excess(cell & child)
                for axis, child in parts)
 
 

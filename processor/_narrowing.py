@@ -10,7 +10,7 @@ their statuses.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -147,9 +147,10 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
     each set a proposal, the most cores first."""
 
     periods = []
+    outside: dict[int, tuple[int, int]] = {}  # period -> (graded, failed) outside it
     for period in (LATEST, PREVIOUS):
         graded = profiles.graded & (profiles.period == period)
-        g_out, f_out = _count(profiles, graded & ~mask)
+        g_out, f_out = outside[period] = _count(profiles, graded & ~mask)
         cell = graded & mask & ~claimed
         g_cell, f_cell = _count(profiles, cell)
         rate = f_out / g_out if g_out else 0.0
@@ -187,8 +188,8 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
             # a group failing in both periods, beside one failing in one of them, can be a
             # core in one period only: where the other group fails too, it fails no more
             # than the cell; its members there are the same group
-            candidates += _persisting(profiles, mask, column, periods, candidates, further)
-            further += _persisting(profiles, mask, column, periods, further, candidates)
+            candidates += _persisting(profiles, column, periods, outside, candidates, further)
+            further += _persisting(profiles, column, periods, outside, further, candidates)
         # the fewest groups that explain the cell: further cores, the largest first, only
         # while the rest fails more than the cores leaked
         extra = _by_value(further)
@@ -231,13 +232,15 @@ def _by_value(entries: Sequence[_Core]) -> list[list[_Core]]:
     return sorted(groups.values(), key=lambda group: (-sum(e[5] for e in group), group[0][0]))
 
 
-def _persisting(profiles: Profiles, mask: np.ndarray, column: np.ndarray,
+def _persisting(profiles: Profiles, column: np.ndarray,
                 periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
-                entries: Sequence[_Core], known: Sequence[_Core]) -> list[_Core]:
+                outside: Mapping[int, tuple[int, int]], entries: Sequence[_Core],
+                known: Sequence[_Core]) -> list[_Core]:
     """The members of each value of ``entries`` (cores found in one period) in the other
     period, when they fail there clearly (``MIN_FAILED``, p < ``REFINE_ALPHA``) above the
-    rate outside the situation and are no core there yet (in ``entries`` or ``known``):
-    one group failing in both periods (see :func:`_period_cores`)."""
+    conversations outside the situation (``outside``: period -> graded, failed) and are no
+    core there yet (in ``entries`` or ``known``): one group failing in both periods (see
+    :func:`_period_cores`)."""
     found = {(entry[0], entry[1]) for entry in (*entries, *known)}
     added = []
     for value, period, _, _, _, _ in entries:
@@ -246,8 +249,7 @@ def _persisting(profiles: Profiles, mask: np.ndarray, column: np.ndarray,
                 continue
             child = cell & (column == value)
             g, f = _count(profiles, child)
-            g_out, f_out = _count(profiles, profiles.graded & (profiles.period == other)
-                                  & ~mask)
+            g_out, f_out = outside[other]
             if f >= MIN_FAILED and above(f, g, f_out, g_out) < REFINE_ALPHA:
                 added.append((value, other, child, g, f, f - g * rate))
                 found.add((value, other))
@@ -693,9 +695,7 @@ def _lean(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
         p = above(f, g, f_rest, g_rest)
         if weakest is None or p > weakest[0]:
             weakest = (p, wider)
-    if weakest is None or any(sorted(other.coordinates) == sorted(weakest[1])
-                              and other_verdict.status != "uncertain"
-                              for other, _, other_verdict, _ in judged):
+    if weakest is None or _reported(judged, weakest[1], flagged=True):
         return []  # reported already with a status of its own (an uncertain one it joins)
     return [Proposal((Found(weakest[1], item.excess),), same_status=True)]
 
@@ -793,9 +793,13 @@ def _marked(profiles: Profiles, coordinate: tuple[int, int]) -> bool:
         not _unstated(profiles, coordinate)
 
 
-def _reported(judged: Sequence[Judged], coordinates: Sequence[tuple[int, int]]) -> bool:
-    """Whether a judged situation already has these coordinates."""
-    return any(sorted(other.coordinates) == sorted(coordinates) for other, _, _, _ in judged)
+def _reported(judged: Sequence[Judged], coordinates: Sequence[tuple[int, int]], *,
+              flagged: bool = False) -> bool:
+    """Whether a judged situation already has these coordinates (with a status other than
+    uncertain, when ``flagged``)."""
+    return any(sorted(other.coordinates) == sorted(coordinates)
+               and not (flagged and verdict.status == "uncertain")
+               for other, _, verdict, _ in judged)
 
 
 def _named(profiles: Profiles, item: Found, mask: np.ndarray, verdict: Verdict,
