@@ -32,7 +32,9 @@ match is *correct* when the reported status equals the planted status. Then, per
   (every reported situation of status s that does not is a false alarm; a second report
   of the same planted situation counts as correct here and shows in "exactly one");
 * exactly one: planted situations matched by exactly one reported situation of status
-  new, persistent or fixed (uncertain ones are not counted as reports);
+  new, persistent or fixed (uncertain ones are not counted as reports). The total says how
+  many of the others were matched by none (missed) and how many by two or more (one
+  situation reported as several rows, what the issue's "exactly one" is about);
 * flagged supersets: reported situations of status new, persistent or fixed that are not
   a correct match of any planted situation and whose own members (all periods) hold at least
   90% of a planted situation's members and at least 1.5 times as many conversations;
@@ -119,6 +121,9 @@ class Tally:
     """Reported situations per status (uncertain included)."""
     exactly_one: int = 0
     """Planted situations matched by exactly one flagged report."""
+    several: int = 0
+    """Planted situations matched by two or more flagged reports (one situation reported
+    as several: what "exactly one" guards against; the others that miss it have none)."""
     supersets: int = 0
     """Flagged reports that are supersets of a planted situation."""
     named_as_planted: int = 0
@@ -141,6 +146,7 @@ class Tally:
         self.correct_reports.update(other.correct_reports)
         self.reported.update(other.reported)
         self.exactly_one += other.exactly_one
+        self.several += other.several
         self.supersets += other.supersets
         self.named_only += other.named_only
         self.named_as_planted += other.named_as_planted
@@ -269,8 +275,9 @@ def measure_tau2(seed: int, conversations: int, rollouts: int, work: Path,
                      for r in reported):
                 tally.named_only += 1
             matched_reports.update(r.situation_id for r in correct)
-            if len([r for r in matches if r.status in STATUSES]) == 1:
-                tally.exactly_one += 1
+            flagged_matches = len([r for r in matches if r.status in STATUSES])
+            tally.exactly_one += flagged_matches == 1
+            tally.several += flagged_matches > 1
             shown = ", ".join(f"{r.status} {r.label}" for r in matches) or "not reported"
             lines.append(f"    planted {planted.status:<10} {planted.label}  "
                          f"({len(planted.members)} members, {len(failing)} failing in {period})"
@@ -313,7 +320,7 @@ def _summary(t: Tally) -> str:
     parts = [f"{s}: recall {_ratio(t.hits[s], t.planted[s])} precision "
              f"{_ratio(t.correct_reports[s], t.reported[s])}" for s in STATUSES]
     planted = sum(t.planted.values())
-    parts.append(f"exactly one {_ratio(t.exactly_one, planted)}")
+    parts.append(f"exactly one {_ratio(t.exactly_one, planted)} (two or more {t.several})")
     parts.append(f"flagged supersets {t.supersets}")
     parts.append(f"missed but named exactly {t.named_only}")
     parts.append(f"matched and named as planted {_ratio(t.named_as_planted, sum(t.hits.values()))}")
@@ -331,7 +338,8 @@ def _print_total(total: Tally, seeds: Sequence[int], conversations: int) -> None
               f"{_ratio(total.correct_reports[status], total.reported[status]):>16}")
     planted = sum(total.planted.values())
     print(f"  planted situations reported as exactly one situation: "
-          f"{_ratio(total.exactly_one, planted)}")
+          f"{_ratio(total.exactly_one, planted)}; by none: "
+          f"{planted - total.exactly_one - total.several}, by two or more: {total.several}")
     print(f"  flagged supersets: {total.supersets}")
     print(f"  missed, yet reported under exactly their coordinates and status (members "
           f"overlap < 0.5): {total.named_only}")

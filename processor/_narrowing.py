@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import combinations
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +63,20 @@ is found, to be taken with it when what the rest fails is more than the cores le
 group holding ``NAMING_SHARE`` of the excess, read right for at least half of its members
 (``LEAK``), keeps at least this share in its core (*Read-axis cores* in
 :mod:`processor.situations`)."""
+
+
+class _PeriodCell(NamedTuple):
+    """A situation's cell in one period (:func:`_period_cores`)."""
+
+    period: int
+    cell: np.ndarray
+    """Its graded members there, without those claimed by the situations inside it."""
+    rate: float
+    """The failure rate outside the situation in that period."""
+    graded: int
+    failed: int
+    excess: float
+    """Failures beyond ``rate``."""
 
 
 _Core = tuple[int, int, np.ndarray, int, int, float]
@@ -146,7 +161,7 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
     the rest as what a group leaked (a core of misread members gets no status of its own):
     each set a proposal, the most cores first."""
 
-    periods = []
+    periods: list[_PeriodCell] = []
     outside: dict[int, tuple[int, int]] = {}  # period -> (graded, failed) outside it
     for period in (LATEST, PREVIOUS):
         graded = profiles.graded & (profiles.period == period)
@@ -154,7 +169,7 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
         cell = graded & mask & ~claimed
         g_cell, f_cell = _count(profiles, cell)
         rate = f_out / g_out if g_out else 0.0
-        periods.append((period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
+        periods.append(_PeriodCell(period, cell, rate, g_cell, f_cell, f_cell - g_cell * rate))
     best: list[Found] = []
     fewer: list[list[Found]] = []
     for axis in read:
@@ -205,7 +220,7 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
 
 
 def _fewer_cores(profiles: Profiles, item: Found, axis: int,
-                 periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                 periods: Sequence[_PeriodCell],
                  candidates: Sequence[_Core],
                  fails_in: frozenset[int]) -> list[list[Found]]:
     """The proper subsets of ``candidates`` (of :func:`_period_cores`) that still hold a
@@ -233,7 +248,7 @@ def _by_value(entries: Sequence[_Core]) -> list[list[_Core]]:
 
 
 def _persisting(profiles: Profiles, column: np.ndarray,
-                periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                periods: Sequence[_PeriodCell],
                 outside: Mapping[int, tuple[int, int]], entries: Sequence[_Core],
                 known: Sequence[_Core]) -> list[_Core]:
     """The members of each value of ``entries`` (cores found in one period) in the other
@@ -257,7 +272,7 @@ def _persisting(profiles: Profiles, column: np.ndarray,
 
 
 def _period_parts(profiles: Profiles, item: Found, axis: int,
-                  periods: Sequence[tuple[int, np.ndarray, float, int, int, float]],
+                  periods: Sequence[_PeriodCell],
                   candidates: Sequence[_Core],
                   ) -> list[Found] | None:
     """The situations named by ``candidates`` (value, period, its members there, graded,
