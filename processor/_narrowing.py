@@ -79,9 +79,17 @@ class _PeriodCell(NamedTuple):
     """Failures beyond ``rate``."""
 
 
-_Core = tuple[int, int, np.ndarray, int, int, float]
-"""A read-axis value found a core in one period (:func:`_period_cores`): value, period, its
-members there, graded, failed, excess."""
+class _Core(NamedTuple):
+    """A read-axis value found a core in one period (:func:`_period_cores`)."""
+
+    value: int
+    period: int
+    members: np.ndarray
+    """Its members in the situation's cell in that period."""
+    graded: int
+    failed: int
+    excess: float
+    """Failures beyond the rate outside the situation in that period."""
 
 
 def _count(profiles: Profiles, keep: np.ndarray) -> tuple[int, int]:
@@ -175,7 +183,6 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
     for axis in read:
         column = profiles.codes[:, axis]
         usual = _usual(profiles, column)
-        # (value, period, its members there, graded, failed, excess)
         candidates: list[_Core] = []
         further: list[_Core] = []
         for period, cell, rate, g_cell, f_cell, excess in periods:
@@ -185,18 +192,18 @@ def _period_cores(profiles: Profiles, item: Found, mask: np.ndarray, claimed: np
                 child = cell & (column == value)
                 g, f = _count(profiles, child)
                 if value != usual and _is_core(g, f, rate, excess, g_cell, f_cell):
-                    entry = (int(value), period, child, g, f, f - g * rate)
+                    entry = _Core(int(value), period, child, g, f, f - g * rate)
                     kept = f - g * rate >= NAMING_SHARE * excess
                     (candidates if kept else further).append(entry)
         # a core the reader's confusions explain is another core's misread members: it
         # stays in the rest, where the group leaked (judged in its own period)
         misread = set()
         for period, _, rate, _, _, _ in periods:
-            found = [e for e in (*candidates, *further) if e[1] == period]
-            misread |= {(found[i][0], period) for i in _misread(
-                profiles, axis, [(e[0], e[3], e[4], rate) for e in found])}
-        candidates = [e for e in candidates if (e[0], e[1]) not in misread]
-        further = [e for e in further if (e[0], e[1]) not in misread]
+            found = [e for e in (*candidates, *further) if e.period == period]
+            misread |= {(found[i].value, period) for i in _misread(
+                profiles, axis, [(e.value, e.graded, e.failed, rate) for e in found])}
+        candidates = [e for e in candidates if (e.value, e.period) not in misread]
+        further = [e for e in further if (e.value, e.period) not in misread]
         if not fails_in <= {period for _, period, _, _, _, _ in candidates}:
             continue
         if len(fails_in) > 1:
@@ -232,8 +239,8 @@ def _fewer_cores(profiles: Profiles, item: Found, axis: int,
                for chosen in combinations(groups, size)]
     subsets = [chosen for chosen in subsets
                if fails_in <= {period for _, period, _, _, _, _ in chosen}]
-    subsets.sort(key=lambda chosen: (-len({entry[0] for entry in chosen}),
-                                     -sum(entry[5] for entry in chosen)))
+    subsets.sort(key=lambda chosen: (-len({entry.value for entry in chosen}),
+                                     -sum(entry.excess for entry in chosen)))
     found = (_period_parts(profiles, item, axis, periods, chosen) for chosen in subsets)
     return [parts for parts in found if parts is not None]
 
@@ -243,8 +250,9 @@ def _by_value(entries: Sequence[_Core]) -> list[list[_Core]]:
     whole, in every period it was found in), the largest excess first."""
     groups: dict[int, list[_Core]] = {}
     for entry in entries:
-        groups.setdefault(entry[0], []).append(entry)
-    return sorted(groups.values(), key=lambda group: (-sum(e[5] for e in group), group[0][0]))
+        groups.setdefault(entry.value, []).append(entry)
+    return sorted(groups.values(),
+                  key=lambda group: (-sum(e.excess for e in group), group[0].value))
 
 
 def _persisting(profiles: Profiles, column: np.ndarray,
@@ -256,7 +264,7 @@ def _persisting(profiles: Profiles, column: np.ndarray,
     conversations outside the situation (``outside``: period -> graded, failed) and are no
     core there yet (in ``entries`` or ``known``): one group failing in both periods (see
     :func:`_period_cores`)."""
-    found = {(entry[0], entry[1]) for entry in (*entries, *known)}
+    found = {(entry.value, entry.period) for entry in (*entries, *known)}
     added = []
     for value, period, _, _, _, _ in entries:
         for other, cell, rate, _, _, _ in periods:
@@ -266,7 +274,7 @@ def _persisting(profiles: Profiles, column: np.ndarray,
             g, f = _count(profiles, child)
             g_out, f_out = outside[other]
             if f >= MIN_FAILED and above(f, g, f_out, g_out) < REFINE_ALPHA:
-                added.append((value, other, child, g, f, f - g * rate))
+                added.append(_Core(value, other, child, g, f, f - g * rate))
                 found.add((value, other))
     return added
 
